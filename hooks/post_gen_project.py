@@ -1,0 +1,76 @@
+"""Finish a cookiecutter render so that it equals copier's output and `copier update` works.
+
+- Remove folders whose files all rendered to empty names (copier excludes them via `_exclude`).
+- Write `.copier-answers.yml` from the same template file copier renders, with `_commit`
+  (the template's `git describe --tags --always`) and `_src_path` (absolute for a local template).
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from jinja2.sandbox import SandboxedEnvironment
+
+CONTEXT = json.loads({{ cookiecutter | tojson | tojson }})
+ANSWERS_FILE = ".copier-answers.yml"
+
+
+def template_repo(repo_dir: str) -> Path:
+    """The template's folder, absolute (see the same function in pre_gen_project.py)."""
+    parent_cwd = Path(f"/proc/{os.getppid()}/cwd")
+    if parent_cwd.exists():
+        return parent_cwd.resolve()
+    return Path(os.environ.get("PWD", os.getcwd()), repo_dir).resolve()
+
+
+def remove_empty_folders(root: Path) -> None:
+    for folder, _, _ in sorted(os.walk(root), key=lambda entry: -len(entry[0])):
+        if not os.listdir(folder):
+            os.rmdir(folder)
+
+
+def template_version(repo: Path) -> str | None:
+    """`git describe --tags --always` of the template, or None outside a git checkout."""
+    result = subprocess.run(
+        ["git", "-C", str(repo), "describe", "--tags", "--always"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def source_path(template: str, repo: Path) -> str:
+    """What copier needs to find the template again: a URL as typed, a local folder absolute."""
+    looks_remote = ":" in template and not Path(template).exists()
+    return template if looks_remote else str(repo)
+
+
+def write_answers(repo: Path) -> None:
+    answers = {key: value for key, value in CONTEXT.items() if not key.startswith("_")}
+    commit = template_version(repo)
+    if commit is None:
+        print(
+            f"Note: {repo} is not a git checkout with tags, so `copier update` will not be able "
+            "to bring later template changes into this project.",
+            file=sys.stderr,
+        )
+    else:
+        answers["_commit"] = commit
+    answers["_src_path"] = source_path(CONTEXT["_template"], repo)
+
+    env = SandboxedEnvironment(keep_trailing_newline=True)
+    env.filters["to_nice_yaml"] = lambda data: yaml.dump(
+        data, indent=4, allow_unicode=True, default_flow_style=False
+    )
+    (template_file,) = (repo / "template").glob("*_copier_conf.answers_file*")
+    text = env.from_string(template_file.read_text(encoding="utf-8")).render(_copier_answers=answers)
+    Path(ANSWERS_FILE).write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    remove_empty_folders(Path.cwd())
+    write_answers(template_repo(CONTEXT["_repo_dir"]))

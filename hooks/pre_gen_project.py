@@ -1,0 +1,71 @@
+"""Refuse bad answers before cookiecutter writes anything.
+
+The rules are the `validator:` expressions of copier.yml, evaluated here with the same Jinja
+filters copier provides, so both engines accept and refuse exactly the same answers.
+"""
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import yaml
+from jinja2 import FileSystemLoader
+from jinja2.sandbox import SandboxedEnvironment
+
+# Double tojson: a Python string literal holding JSON, so no answer can run as code here.
+CONTEXT = json.loads({{ cookiecutter | tojson | tojson }})
+
+
+def template_repo(repo_dir: str) -> Path:
+    """The template's folder, absolute: cookiecutter may record it relative, as typed.
+
+    Hooks run in the project folder while cookiecutter itself sits in the template folder: on
+    Linux that is the parent's cwd; elsewhere the shell's $PWD (left alone by cookiecutter's chdir)
+    resolves a relative path. post_gen_project.py repeats this: hooks cannot import each other.
+    """
+    parent_cwd = Path(f"/proc/{os.getppid()}/cwd")
+    if parent_cwd.exists():
+        return parent_cwd.resolve()
+    return Path(os.environ.get("PWD", os.getcwd()), repo_dir).resolve()
+
+
+def regex_search(value: str, pattern: str) -> str | None:
+    match = re.search(pattern, value)
+    return match.group() if match else None
+
+
+def regex_replace(value: str, pattern: str, replacement: str = "") -> str:
+    return re.sub(pattern, replacement, value)
+
+
+def refusals(repo_dir: Path, answers: dict) -> list[str]:
+    """Messages of every copier.yml validator that refuses its answer."""
+    questions = yaml.safe_load((repo_dir / "copier.yml").read_text(encoding="utf-8"))
+    env = SandboxedEnvironment(loader=FileSystemLoader(repo_dir))
+    env.filters.update(regex_search=regex_search, regex_replace=regex_replace)
+    messages = []
+    for name, question in questions.items():
+        if name.startswith("_") or "validator" not in question:
+            continue
+        # copier passes the raw `--data` values as _copier_conf.data; cookiecutter has
+        # already turned yes/no answers into booleans.
+        message = env.from_string(question["validator"]).render(answers, _copier_conf={"data": answers})
+        if message.strip():
+            messages.append(f"  {name}: {message.strip()}")
+    return messages
+
+
+def main() -> int:
+    answers = {key: value for key, value in CONTEXT.items() if not key.startswith("_")}
+    messages = refusals(template_repo(CONTEXT["_repo_dir"]), answers)
+    if messages:
+        print("The template refused these answers; nothing was generated:", file=sys.stderr)
+        print("\n".join(messages), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
