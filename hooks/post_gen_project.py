@@ -14,7 +14,9 @@ from pathlib import Path
 import yaml
 from jinja2.sandbox import SandboxedEnvironment
 
-CONTEXT = json.loads({{ cookiecutter | tojson | tojson }})
+# The answers arrive as JSON, where every quote is escaped: no answer can end this raw string and
+# run as code.
+CONTEXT = json.loads(r"""{{ cookiecutter | tojson }}""")
 ANSWERS_FILE = ".copier-answers.yml"
 
 
@@ -23,13 +25,14 @@ def template_repo(repo_dir: str) -> Path:
     parent_cwd = Path(f"/proc/{os.getppid()}/cwd")
     if parent_cwd.exists():
         return parent_cwd.resolve()
-    return Path(os.environ.get("PWD", os.getcwd()), repo_dir).resolve()
+    return Path(os.environ.get("PWD", Path.cwd()), repo_dir).resolve()
 
 
 def remove_empty_folders(root: Path) -> None:
-    for folder, _, _ in sorted(os.walk(root), key=lambda entry: -len(entry[0])):
-        if not os.listdir(folder):
-            os.rmdir(folder)
+    """Deepest first, so a folder emptied by removing its children goes too."""
+    for folder in sorted((path for path in root.rglob("*") if path.is_dir()), key=lambda p: -len(p.parts)):
+        if not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def template_version(repo: Path) -> str | None:

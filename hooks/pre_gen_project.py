@@ -14,8 +14,9 @@ import yaml
 from jinja2 import FileSystemLoader
 from jinja2.sandbox import SandboxedEnvironment
 
-# Double tojson: a Python string literal holding JSON, so no answer can run as code here.
-CONTEXT = json.loads({{ cookiecutter | tojson | tojson }})
+# The answers arrive as JSON, where every quote is escaped: no answer can end this raw string and
+# run as code.
+CONTEXT = json.loads(r"""{{ cookiecutter | tojson }}""")
 
 
 def template_repo(repo_dir: str) -> Path:
@@ -28,7 +29,7 @@ def template_repo(repo_dir: str) -> Path:
     parent_cwd = Path(f"/proc/{os.getppid()}/cwd")
     if parent_cwd.exists():
         return parent_cwd.resolve()
-    return Path(os.environ.get("PWD", os.getcwd()), repo_dir).resolve()
+    return Path(os.environ.get("PWD", Path.cwd()), repo_dir).resolve()
 
 
 def regex_search(value: str, pattern: str) -> str | None:
