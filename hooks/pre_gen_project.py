@@ -58,9 +58,26 @@ def refusals(repo_dir: Path, answers: dict) -> list[str]:
     return messages
 
 
+def checkout_problem(repo_dir: Path) -> str | None:
+    """cookiecutter reaches template/ through a symlink; a checkout without symlinks (git on
+    Windows without core.symlinks) holds a small text file there instead."""
+    (entry,) = (path for path in repo_dir.iterdir() if "cookiecutter" in path.name and "{" in path.name)
+    if entry.is_dir():
+        return None
+    return (
+        f"{entry} is not a symlink to template/ in this checkout (git without symlink support?).\n"
+        "  Clone again with `git clone -c core.symlinks=true ...` (on Windows, enable Developer Mode\n"
+        "  first), or render with `copier copy`, which does not need the symlink."
+    )
+
+
 def main() -> int:
+    repo_dir = template_repo(CONTEXT["_repo_dir"])
+    if problem := checkout_problem(repo_dir):
+        print(problem, file=sys.stderr)
+        return 1
     answers = {key: value for key, value in CONTEXT.items() if not key.startswith("_")}
-    messages = refusals(template_repo(CONTEXT["_repo_dir"]), answers)
+    messages = refusals(repo_dir, answers)
     if messages:
         print("The template refused these answers; nothing was generated:", file=sys.stderr)
         print("\n".join(messages), file=sys.stderr)

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,20 +115,18 @@ def render_cookiecutter(
         ]
         command = [BIN / "cookiecutter", "--no-input", "-o", output_dir, template, *values]
         stdin = ""
-    runner = run if check else _run_unchecked
-    return runner(command, input=stdin)
+    return (run if check else _run_unchecked)(command, input=stdin)
 
 
 def render_copier(
     template: Path, dest: Path, answers: Mapping[str, Any], check: bool = True
 ) -> subprocess.CompletedProcess[str]:
     """Run `copier copy --defaults`, the answers in a data file so free text arrives verbatim."""
-    data_file = dest.parent / f"{dest.name}.answers.yml"
-    data_file.parent.mkdir(parents=True, exist_ok=True)
-    data_file.write_text(yaml.safe_dump(dict(answers), allow_unicode=True), encoding="utf-8")
-    command = [BIN / "copier", "copy", "--quiet", "--defaults", "--data-file", data_file, template, dest]
-    runner = run if check else _run_unchecked
-    return runner(command)
+    with tempfile.TemporaryDirectory() as scratch:
+        data_file = Path(scratch, "answers.yml")
+        data_file.write_text(yaml.safe_dump(dict(answers), allow_unicode=True), encoding="utf-8")
+        command = [BIN / "copier", "copy", "--quiet", "--defaults", "--data-file", data_file, template, dest]
+        return (run if check else _run_unchecked)(command)
 
 
 def _run_unchecked(args: Sequence[str | Path], **kwargs: Any) -> subprocess.CompletedProcess[str]:
