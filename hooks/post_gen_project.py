@@ -36,13 +36,16 @@ def remove_empty_folders(root: Path) -> None:
 
 
 def template_version(repo: Path) -> str | None:
-    """`git describe --tags --always` of the template, or None outside a git checkout."""
-    result = subprocess.run(
-        ["git", "-C", str(repo), "describe", "--tags", "--always"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    """`git describe --tags --always` of the template; None without git or outside a checkout."""
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(repo), "describe", "--tags", "--always"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except FileNotFoundError:  # git is not installed
+        return None
     return result.stdout.strip() if result.returncode == 0 else None
 
 
@@ -57,8 +60,8 @@ def write_answers(repo: Path) -> None:
     commit = template_version(repo)
     if commit is None:
         print(
-            f"Note: {repo} is not a git checkout with tags, so `copier update` will not be able "
-            "to bring later template changes into this project.",
+            f"Note: {repo} is not a git checkout (or git is missing), so `copier update` will not "
+            "be able to bring later template changes into this project.",
             file=sys.stderr,
         )
     else:
