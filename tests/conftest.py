@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from render import (
     COMBINATIONS,
     Combination,
+    Render,
     only_child,
     render_cookiecutter,
     render_copier,
@@ -33,9 +33,6 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """This repo's working tree as a tagged git repository (what `gh:org/template` would be)."""
     return snapshot_template(tmp_path_factory.mktemp("template"))
-
-
-Render = Callable[[str, Combination], Path]
 
 
 @pytest.fixture(scope="session")

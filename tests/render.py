@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,15 +39,13 @@ class Combination:
 
 
 COMBINATIONS = [Combination(layout, jax) for layout in ("single", "split") for jax in (False, True)]
+# The `rendered` fixture: rendered(engine, combination) -> the generated repo.
+Render = Callable[[str, Combination], Path]
 
 
-def run(
-    args: Sequence[str | Path], cwd: Path | None = None, **kwargs: Any
-) -> subprocess.CompletedProcess[str]:
+def run(args: Sequence[str | Path], cwd: Path | None = None, **kwargs: Any) -> subprocess.CompletedProcess[str]:
     """Run a command; on failure, fail with its whole output."""
-    result = subprocess.run(
-        [str(arg) for arg in args], cwd=cwd, capture_output=True, text=True, check=False, **kwargs
-    )
+    result = subprocess.run([str(arg) for arg in args], cwd=cwd, capture_output=True, text=True, check=False, **kwargs)
     if result.returncode != 0:
         raise AssertionError(
             f"`{' '.join(map(str, args))}` exited {result.returncode}\n"
@@ -109,10 +107,7 @@ def render_cookiecutter(
         command = [BIN / "cookiecutter", "-o", output_dir, template]
         stdin = cookiecutter_typed_input(answers)
     else:
-        values = [
-            f"{key}={str(value).lower() if isinstance(value, bool) else value}"
-            for key, value in answers.items()
-        ]
+        values = [f"{key}={str(value).lower() if isinstance(value, bool) else value}" for key, value in answers.items()]
         command = [BIN / "cookiecutter", "--no-input", "-o", output_dir, template, *values]
         stdin = ""
     return (run if check else _run_unchecked)(command, input=stdin)

@@ -7,9 +7,8 @@ import shutil
 from pathlib import Path
 
 import yaml
-from conftest import Render
 
-from render import BIN, QUESTIONS, Combination, git, only_child, render_cookiecutter, run
+from render import BIN, QUESTIONS, Combination, Render, git, only_child, render_cookiecutter, run
 
 DEFAULT = Combination("single", jax=False)
 

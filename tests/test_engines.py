@@ -6,9 +6,7 @@ import difflib
 import stat
 from pathlib import Path
 
-from conftest import Render
-
-from render import Combination, tree
+from render import Combination, Render, tree
 
 
 def describe_differences(left: Path, right: Path) -> str:

@@ -39,9 +39,7 @@ AWKWARD = [
     "{{ cookiecutter.__class__.__mro__ }}",
 ]
 text = st.lists(
-    st.one_of(
-        st.sampled_from(AWKWARD), st.text(st.characters(codec="utf-8", categories=["L", "N", "P", "S"]))
-    ),
+    st.one_of(st.sampled_from(AWKWARD), st.text(st.characters(codec="utf-8", categories=["L", "N", "P", "S"]))),
     min_size=1,
     max_size=4,
 ).map(" ".join)

@@ -1,0 +1,225 @@
+"""`copier update` brings a new release's conventions into generated repos and keeps the user's work.
+
+A template repository is tagged v1.0.0; repos are generated from it with both engines in every
+combination and changed the way researchers change them; the template then changes conventions in
+v2.0.0, and `copier update --defaults` runs in each repo.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from render import (
+    BIN,
+    COMBINATIONS,
+    Combination,
+    commit_all,
+    git,
+    only_child,
+    render_cookiecutter,
+    render_copier,
+    run,
+    snapshot_template,
+)
+
+pytestmark = pytest.mark.slow
+PACKAGE = "my_research_project"
+ENGINES = ["cookiecutter", "copier"]
+CONFLICT_MARKER = re.compile(r"^(<{7}|>{7}) (before|after) updating", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace `old` (which must be there) by `new` in one file."""
+
+    path: str
+    old: str
+    new: str
+
+    def apply(self, root: Path) -> None:
+        file = root / self.path
+        text = file.read_text(encoding="utf-8")
+        assert self.old in text, f"{self.path} no longer contains {self.old!r}: update this test"
+        file.write_text(text.replace(self.old, self.new, 1), encoding="utf-8")
+
+    def applied(self, root: Path) -> bool:
+        return self.new in (root / self.path).read_text(encoding="utf-8")
+
+
+# v2.0.0 of the template (paths inside template/): a lint rule, the CI workflow, a nox session and
+# a test helper change.
+CONVENTION_CHANGES = [
+    Edit("pyproject.toml", "[tool.ruff.lint]\n", "[tool.ruff.lint]\n# v2: stricter complexity limits\n"),
+    Edit(".github/workflows/ci.yml", "runs-on: ubuntu-latest", "runs-on: ubuntu-24.04  # v2: pinned image"),
+    Edit(
+        "noxfile.py",
+        "def lint(session: nox.Session) -> None:\n",
+        "def lint(session: nox.Session) -> None:  # v2\n",
+    ),
+    Edit("tests/parity.py", "\nimport ", "\n# v2: clearer failure messages\nimport "),
+]
+WORKFLOW = ".github/workflows/ci.yml"
+
+
+def user_changes(combination: Combination) -> list[Edit]:
+    """What a researcher does to a repo in the weeks after generating it."""
+    single = combination.layout == "single"
+    numpy_file = f"src/{PACKAGE}/softmax.py" if single else f"src/{PACKAGE}/softmax/numpy_impl.py"
+    return [
+        Edit(numpy_file, "def _softmax_numpy(", "# Checked against eq. (3) of the paper.\ndef _softmax_numpy("),
+        Edit("README.md", "\n## ", "\n## Results\n\nOur numbers beat the baseline.\n\n## "),
+        Edit("pyproject.toml", "dependencies = [\n", 'dependencies = [\n  "scipy>=1.11",\n'),
+    ]
+
+
+def generate(template: Path, engine: str, combination: Combination, workspace: Path) -> Path:
+    """A repo as its user keeps it: generated and committed."""
+    if engine == "cookiecutter":
+        render_cookiecutter(template, workspace, combination.answers)
+        repo = only_child(workspace)
+    else:
+        repo = workspace / "my-research-project"
+        render_copier(template, repo, combination.answers)
+    commit_all(repo, "generated from the template", init=True)
+    return repo
+
+
+def work_on(repo: Path, combination: Combination) -> None:
+    """A new algorithm from the repo's scaffold, and edits to code, README and dependencies."""
+    run([BIN / "python", "scripts/new_algorithm.py", "kernel_density"], cwd=repo)
+    for change in user_changes(combination):
+        change.apply(repo)
+    commit_all(repo, "research")
+
+
+def copier_update(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    command = [str(BIN / "copier"), "update", "--defaults", "--quiet", *args]
+    if check:
+        return run(command, cwd=repo)
+    return subprocess.run(command, cwd=repo, capture_output=True, text=True, check=False)
+
+
+def conflicted_files(repo: Path) -> list[str]:
+    return sorted(
+        path.relative_to(repo).as_posix()
+        for path in repo.rglob("*")
+        if path.is_file()
+        and ".git" not in path.parts
+        and CONFLICT_MARKER.search(path.read_text(encoding="utf-8", errors="ignore"))
+    )
+
+
+@pytest.fixture(scope="module")
+def template_v1(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return snapshot_template(tmp_path_factory.mktemp("template"), tag="v1.0.0")
+
+
+@pytest.fixture(scope="module")
+def repos(template_v1: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every repo the tests update, generated from v1.0.0 before v2.0.0 exists."""
+    made = {}
+    for engine in ENGINES:
+        for combination in COMBINATIONS:
+            repo = generate(template_v1, engine, combination, tmp_path_factory.mktemp(f"{engine}-{combination.id}"))
+            work_on(repo, combination)
+            made[f"{engine}-{combination.id}"] = repo
+    for engine, layout in [("copier", "split"), ("cookiecutter", "single")]:
+        combination = Combination(layout, jax=False)
+        made[f"{engine}-{layout}-to-jax"] = generate(
+            template_v1, engine, combination, tmp_path_factory.mktemp(f"{engine}-{layout}-to-jax")
+        )
+    conflicting = generate(template_v1, "copier", COMBINATIONS[0], tmp_path_factory.mktemp("conflict"))
+    Edit(WORKFLOW, "runs-on: ubuntu-latest", "runs-on: ubuntu-22.04  # our cluster's image").apply(conflicting)
+    commit_all(conflicting, "pin the runner image")
+    made["conflict"] = conflicting
+    return made
+
+
+@pytest.fixture(scope="module")
+def v2(template_v1: Path, repos: dict[str, Path]) -> dict[str, Path]:
+    """The template after its v2.0.0 release; returns the repos made from v1.0.0."""
+    for change in CONVENTION_CHANGES:
+        change.apply(template_v1 / "template")
+    commit_all(template_v1, "v2: new conventions")
+    git(template_v1, "tag", "v2.0.0")
+    return repos
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_conventions_arrive_and_user_work_stays(v2: dict[str, Path], engine: str, combination: Combination) -> None:
+    repo = v2[f"{engine}-{combination.id}"]
+    copier_update(repo)
+
+    answers = yaml.safe_load((repo / ".copier-answers.yml").read_text(encoding="utf-8"))
+    assert answers["_commit"] == "v2.0.0"
+    missing = [change.path for change in CONVENTION_CHANGES if not change.applied(repo)]
+    assert not missing, f"conventions that did not arrive: {missing}"
+    lost = [change.path for change in user_changes(combination) if not change.applied(repo)]
+    assert not lost, f"user changes lost: {lost}"
+    assert (repo / "tests" / "test_kernel_density.py").is_file(), "the scaffolded algorithm's tests are gone"
+    assert not conflicted_files(repo)
+    assert not list(repo.rglob("*.rej"))
+
+
+def test_a_conflicting_edit_leaves_markers_that_pre_commit_refuses(v2: dict[str, Path]) -> None:
+    repo = v2["conflict"]
+    copier_update(repo)  # copier exits 0 on a conflict
+
+    assert conflicted_files(repo) == [WORKFLOW]
+    guard = conflict_guard(repo)
+    refused = subprocess.run([*guard, WORKFLOW], cwd=repo, capture_output=True, text=True, check=False)
+    assert refused.returncode != 0, refused.stdout + refused.stderr
+    clean = subprocess.run([*guard, "pyproject.toml"], cwd=repo, capture_output=True, text=True, check=False)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+def conflict_guard(repo: Path) -> list[str]:
+    """The command of the repo's pre-commit hook that refuses conflict markers, run as pre-commit
+    would run it (pre-commit itself needs the network to fetch its other hooks)."""
+    config = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    hooks = {
+        hook["id"]: (repo_config["repo"], hook) for repo_config in config["repos"] for hook in repo_config["hooks"]
+    }
+    source, hook = hooks["check-merge-conflict"]
+    assert "pre-commit-hooks" in source
+    return [str(BIN / "check-merge-conflict"), *hook.get("args", [])]
+
+
+@pytest.mark.parametrize("key", ["copier-split-to-jax", "cookiecutter-single-to-jax"])
+def test_changing_an_answer_adds_the_template_s_jax_pieces(v2: dict[str, Path], key: str) -> None:
+    repo = v2[key]
+    before = {path: path.read_bytes() for path in (repo / "src").rglob("*.py")}
+    copier_update(repo, "--data", "jax=true")
+
+    answers = yaml.safe_load((repo / ".copier-answers.yml").read_text(encoding="utf-8"))
+    assert answers["jax"] is True
+    extras = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert "jax" in extras
+    assert all(path.read_bytes() == content for path, content in before.items()), "research code changed"
+    assert not conflicted_files(repo)
+
+
+def test_a_dirty_repo_is_refused_without_losing_work(v2: dict[str, Path]) -> None:
+    repo = v2["copier-single"]
+    readme = repo / "README.md"
+    readme.write_text(readme.read_text(encoding="utf-8") + "\nUnsaved thoughts.\n", encoding="utf-8")
+    result = copier_update(repo, check=False)
+    assert result.returncode != 0
+    assert "dirty" in result.stderr
+    assert readme.read_text(encoding="utf-8").endswith("Unsaved thoughts.\n")
+    git(repo, "checkout", "--", "README.md")
+
+
+def test_a_repo_without_answers_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("research\n", encoding="utf-8")
+    commit_all(tmp_path, "a repo not made from the template", init=True)
+    result = copier_update(tmp_path, check=False)
+    assert result.returncode != 0
+    assert (tmp_path / "notes.md").read_text(encoding="utf-8") == "research\n"
