@@ -58,9 +58,7 @@ def assert_nothing_left(workspace: Path) -> None:
 
 
 @cases(BAD_ANSWERS)
-def test_cookiecutter_refuses(
-    template_repo: Path, tmp_path: Path, answers: dict[str, Any], message: str
-) -> None:
+def test_cookiecutter_refuses(template_repo: Path, tmp_path: Path, answers: dict[str, Any], message: str) -> None:
     # An empty line at a prompt keeps the default, and a prompt cannot receive a newline.
     typed = all(value and "\n" not in value for value in answers.values())
     result = render_cookiecutter(template_repo, tmp_path / "out", answers, typed=typed, check=False)
@@ -101,9 +99,7 @@ GOOD_ANSWERS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    "answers", [case[1] for case in GOOD_ANSWERS], ids=[case[0] for case in GOOD_ANSWERS]
-)
+@pytest.mark.parametrize("answers", [case[1] for case in GOOD_ANSWERS], ids=[case[0] for case in GOOD_ANSWERS])
 def test_both_engines_accept(template_repo: Path, tmp_path: Path, answers: dict[str, Any]) -> None:
     render_cookiecutter(template_repo, tmp_path / "cookiecutter", answers)
     render_copier(template_repo, tmp_path / "copier" / "project", answers)
