@@ -1,0 +1,130 @@
+"""The benchmark (benchmarks/run.py) works: its quick sections run with tiny repetition counts and
+write a report whose numbers are plausible. (Whether the targets are met is the benchmark's job.)"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from render import ROOT
+
+RUN = ROOT / "benchmarks" / "run.py"
+
+
+def benchmark(output: Path, *args: str) -> dict[str, Any]:
+    """Run the benchmark with `args`, writing OUTPUT.md and OUTPUT.json; the JSON results."""
+    command = [sys.executable, str(RUN), "--output", str(output), "--repeat", "1", *args]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert output.with_suffix(".md").read_text(encoding="utf-8") == result.stdout.rstrip("\n") + "\n"
+    results: dict[str, Any] = json.loads(output.with_suffix(".json").read_text(encoding="utf-8"))
+    return results
+
+
+def assert_timed(stats: dict[str, Any], runs: int = 1) -> None:
+    assert stats["runs"] == runs
+    assert 0 < stats["min"] <= stats["median"] <= stats["max"] < 60
+
+
+def test_render_and_update(tmp_path: Path) -> None:
+    results = benchmark(tmp_path / "results", "--sections", "render,update")
+    assert_timed(results["render"]["cookiecutter"])
+    assert_timed(results["render"]["copier"])
+    assert_timed(results["update"]["seconds"])
+    assert results["targets"] == []  # none of the issue's targets is about these sections
+    report = (tmp_path / "results.md").read_text(encoding="utf-8")
+    assert "| `copier update` v1.0.0 -> v2.0.0 (single) |" in report
+    assert results["command"].startswith("python benchmarks/run.py --output")
+
+
+def test_dispatch(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    # split-jax: the implementations live in their own modules, JAX's imported on its first call.
+    options = ["--calls", "2000", "--rounds", "3", "--combinations", "split-jax"]
+    results = benchmark(tmp_path / "results", "--sections", "dispatch", *options)
+    reports = results["dispatch"]["split-jax"]
+    assert set(reports) == {"softmax", "cross_entropy"}
+    for function, report in reports.items():
+        assert set(report) == {"numpy", "torch", "jax"}, function
+        for entry in report.values():
+            stubbed, real = entry["dispatch"], entry["real"]
+            assert 0 < stubbed["direct_ns"] < 10_000
+            assert -1_000 < stubbed["difference_ns"] < 10_000  # a few hundred ns at most, give or take noise
+            assert real["direct_ns"] > stubbed["direct_ns"]  # a real softmax costs more than a stub
+    names = [target["name"] for target in results["targets"]]
+    assert names == [
+        "dispatch overhead, one operand (`softmax`, worst case)",
+        "dispatch overhead, two operands (`cross_entropy`, worst case)",
+    ]
+
+
+def test_unknown_section_is_refused() -> None:
+    result = subprocess.run(
+        [sys.executable, str(RUN), "--sections", "render,speed"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 2
+    assert "['speed'] not among render, update, cold-start" in result.stderr
+
+
+@pytest.fixture
+def benchmarks(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], ModuleType]:
+    """Import a module of benchmarks/, with that folder on sys.path for this test only."""
+    monkeypatch.syspath_prepend(str(RUN.parent))
+    return importlib.import_module
+
+
+@pytest.fixture
+def report(benchmarks: Callable[[str], ModuleType]) -> ModuleType:
+    return benchmarks("report")
+
+
+@pytest.mark.parametrize(
+    ("limit", "measured", "unit", "verdict"),
+    [
+        (150.0, 96.4, "ns", "met (54 ns to spare)"),
+        (150.0, 180.0, "ns", "**missed** by 30 ns, 20%"),
+        (0, 0, "", "met"),
+        (0, 2, "", "**missed** by 2"),
+        (90.0, 101.25, "s", "**missed** by 11.2 s, 12%"),
+    ],
+    ids=["dispatch-met", "dispatch-missed", "count-met", "count-missed", "seconds-missed"],
+)
+def test_verdicts(report: ModuleType, limit: float, measured: float, unit: str, verdict: str) -> None:
+    assert report.Target("a target", limit, unit, measured, "").verdict() == verdict
+
+
+def test_a_red_suite_misses_its_target_however_fast(report: ModuleType) -> None:
+    target = report.Target("a suite", 10.0, "s", 1.0, "single", failed="tests failed (single)")
+    assert not target.met
+    assert target.verdict() == "**missed**: tests failed (single)"
+
+
+def test_pytest_outcome_reads_the_summary_and_the_slowest_tests(benchmarks: Callable[[str], ModuleType]) -> None:
+    stdout = (
+        "..F.\n"
+        "============================= slowest 5 durations ==============================\n"
+        "2.78s call     tests/test_package.py::test_import[jax-float64-cpu]\n"
+        "0.51s setup    tests/test_softmax.py::test_x\n"
+        "=========================== short test summary info ============================\n"
+        "FAILED tests/test_softmax.py::test_y - AssertionError\n"
+        "1 failed, 3 passed, 2 skipped in 4.10s\n"
+    )
+    outcome = benchmarks("repos").pytest_outcome(1, stdout)
+    assert outcome == {
+        "returncode": 1,
+        "passed": False,
+        "summary": "1 failed, 3 passed, 2 skipped in 4.10s",
+        "slowest": [
+            "2.78s call     tests/test_package.py::test_import[jax-float64-cpu]",
+            "0.51s setup    tests/test_softmax.py::test_x",
+        ],
+    }
