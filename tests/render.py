@@ -58,7 +58,7 @@ def git(repo: Path, *args: str) -> str:
     return run(["git", "-C", repo, *args]).stdout.strip()
 
 
-def snapshot_template(dest: Path, tag: str = "v0.1.0") -> Path:
+def snapshot_template(dest: Path, tag: str | None = "v0.1.0") -> Path:
     """Copy the working tree of this repo (tracked and untracked, not ignored) into a fresh git
     repository tagged `tag`, as copier needs a tagged template and cookiecutter records the tag."""
     files = git(ROOT, "ls-files", "--cached", "--others", "--exclude-standard", "-z").split("\0")
@@ -69,7 +69,8 @@ def snapshot_template(dest: Path, tag: str = "v0.1.0") -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target, follow_symlinks=False)
     commit_all(dest, "template snapshot", init=True)
-    git(dest, "tag", tag)
+    if tag:
+        git(dest, "tag", tag)
     return dest
 
 

@@ -11,6 +11,7 @@ import re
 import subprocess
 import tomllib
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ import yaml
 from render import (
     BIN,
     COMBINATIONS,
+    COPIER_YML,
     Combination,
     commit_all,
     git,
@@ -168,41 +170,66 @@ def test_conventions_arrive_and_user_work_stays(v2: dict[str, Path], engine: str
     assert not list(repo.rglob("*.rej"))
 
 
-def test_a_conflicting_edit_leaves_markers_that_pre_commit_refuses(v2: dict[str, Path]) -> None:
+def test_a_conflicting_edit_leaves_markers_that_pre_commit_refuses(v2: dict[str, Path], tmp_path: Path) -> None:
     repo = v2["conflict"]
     copier_update(repo)  # copier exits 0 on a conflict
 
     assert conflicted_files(repo) == [WORKFLOW]
-    guard = conflict_guard(repo)
-    refused = subprocess.run([*guard, WORKFLOW], cwd=repo, capture_output=True, text=True, check=False)
-    assert refused.returncode != 0, refused.stdout + refused.stderr
-    clean = subprocess.run([*guard, "pyproject.toml"], cwd=repo, capture_output=True, text=True, check=False)
-    assert clean.returncode == 0, clean.stdout + clean.stderr
+    refused = run_local_pre_commit_hooks(repo, tmp_path, "--all-files")
+    assert refused.returncode != 0
+    assert WORKFLOW in refused.stdout
+    git(repo, "checkout", "HEAD", "--", WORKFLOW)  # resolved: the user keeps their version
+    assert run_local_pre_commit_hooks(repo, tmp_path, "--all-files").returncode == 0
 
 
-def conflict_guard(repo: Path) -> list[str]:
-    """The command of the repo's pre-commit hook that refuses conflict markers, run as pre-commit
-    would run it (pre-commit itself needs the network to fetch its other hooks)."""
+def run_local_pre_commit_hooks(repo: Path, scratch: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real pre-commit, with the repo's own `local` hooks (the others would need the network
+    to fetch their repositories)."""
     config = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
-    hooks = {
-        hook["id"]: (repo_config["repo"], hook) for repo_config in config["repos"] for hook in repo_config["hooks"]
+    local_hooks = [entry for entry in config["repos"] if entry["repo"] == "local"]
+    guards = [
+        dict(entry, hooks=[hook for hook in entry["hooks"] if hook["language"] != "system"]) for entry in local_hooks
+    ]
+    local_config = scratch / "local-hooks.yaml"
+    local_config.write_text(yaml.safe_dump({"repos": guards}), encoding="utf-8")
+    return subprocess.run(
+        [str(BIN / "pre-commit"), "run", "--config", str(local_config), *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def research_files(repo: Path) -> dict[str, bytes]:
+    """The files copier.yml marks as the user's (`_skip_if_exists`), with their content."""
+    return {
+        path.relative_to(repo).as_posix(): path.read_bytes()
+        for path in repo.rglob("*")
+        if path.is_file() and any(fnmatch(path.relative_to(repo).as_posix(), pattern) for pattern in RESEARCH)
     }
-    source, hook = hooks["check-merge-conflict"]
-    assert "pre-commit-hooks" in source
-    return [str(BIN / "check-merge-conflict"), *hook.get("args", [])]
+
+
+RESEARCH = COPIER_YML["_skip_if_exists"]
 
 
 @pytest.mark.parametrize("key", ["copier-split-to-jax", "cookiecutter-single-to-jax"])
 def test_changing_an_answer_adds_the_template_s_jax_pieces(v2: dict[str, Path], key: str) -> None:
     repo = v2[key]
-    before = {path: path.read_bytes() for path in (repo / "src").rglob("*.py")}
+    research = research_files(repo)
+    assert research, "no research files found: check _skip_if_exists in copier.yml"
     copier_update(repo, "--data", "jax=true")
 
     answers = yaml.safe_load((repo / ".copier-answers.yml").read_text(encoding="utf-8"))
     assert answers["jax"] is True
     extras = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     assert "jax" in extras
-    assert all(path.read_bytes() == content for path, content in before.items()), "research code changed"
+    assert "is_jax_array" in (repo / "src" / PACKAGE / "_dispatch.py").read_text(encoding="utf-8")
+    changed = {name for name, content in research.items() if (repo / name).read_bytes() != content}
+    assert not changed, f"research code changed: {changed}"
+    if "split" in key:  # a new backend file per algorithm, and the dispatch that calls it
+        assert (repo / "src" / PACKAGE / "softmax" / "jax_impl.py").is_file()
+        assert "_softmax_jax" in (repo / "src" / PACKAGE / "softmax" / "api.py").read_text(encoding="utf-8")
     assert not conflicted_files(repo)
 
 
@@ -223,3 +250,12 @@ def test_a_repo_without_answers_file_is_refused(tmp_path: Path) -> None:
     result = copier_update(tmp_path, check=False)
     assert result.returncode != 0
     assert (tmp_path / "notes.md").read_text(encoding="utf-8") == "research\n"
+
+
+def test_a_template_without_tags_is_explained(tmp_path: Path) -> None:
+    """copier falls back to the template's latest commit and says why; README.md says how to tag."""
+    template = snapshot_template(tmp_path / "template", tag=None)
+    repo = generate(template, "copier", COMBINATIONS[0], tmp_path / "out")
+    git(template, "commit", "-q", "--allow-empty", "-m", "unreleased work")
+    result = run([BIN / "copier", "update", "--defaults"], cwd=repo)
+    assert "No git tags found in template" in result.stderr
