@@ -1,0 +1,87 @@
+"""What the public functions share for their dispatch on the array backend.
+
+Each public function checks its operands with `isinstance` itself, so the dispatch stays visible
+where it happens. This module holds the shared pieces only:
+
+- `Array`, the type of any array the public functions accept (for type checkers only)
+{%- if cookiecutter.jax %}
+- `is_jax_array`, which recognises a JAX array without importing JAX
+{%- endif %}
+- `dispatch_error`, the `TypeError` for operands that match no backend or mix backends
+"""
+
+from __future__ import annotations
+{% if cookiecutter.jax %}
+import sys
+from typing import TYPE_CHECKING, Any, TypeGuard
+{%- else %}
+from typing import TYPE_CHECKING, Any
+{%- endif %}
+
+import numpy as np
+import torch
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+{% if cookiecutter.jax %}
+    import jax
+    from numpy.typing import NDArray
+
+    Array = NDArray[Any] | torch.Tensor | jax.Array
+
+ACCEPTED = "numpy.ndarray, torch.Tensor or jax.Array"
+
+
+def is_jax_array(x: object) -> TypeGuard[jax.Array]:
+    """Whether `x` is a JAX array (tracers inside `jax.jit` and `jax.grad` included).
+
+    JAX is looked up in `sys.modules`, never imported: a JAX array cannot exist before JAX is
+    imported, so NumPy and PyTorch users neither wait for JAX nor need it installed.
+    """
+    jax = sys.modules.get("jax")
+    return jax is not None and isinstance(x, jax.Array)
+{%- else %}
+    from numpy.typing import NDArray
+
+    Array = NDArray[Any] | torch.Tensor
+
+ACCEPTED = "numpy.ndarray or torch.Tensor"
+{%- endif %}
+
+
+def backend(x: object) -> str | None:
+    """The name of the array type of `x`, or None if `x` is not an array this package accepts."""
+    if isinstance(x, np.ndarray):
+        return "numpy.ndarray"
+    if isinstance(x, torch.Tensor):
+        return "torch.Tensor"
+{%- if cookiecutter.jax %}
+    if is_jax_array(x):
+        return "jax.Array"
+{%- endif %}
+    return None
+
+
+def dispatch_error(function: Callable[..., object], **operands: object) -> TypeError:
+    """The error for operands that match no backend, or that come from different backends.
+
+    Built only after dispatch has failed, so it costs nothing on the fast path.
+    """
+    name = getattr(function, "__name__", repr(function))
+    for operand, value in operands.items():
+        if backend(value) is None:
+            return TypeError(
+                f"{name}() got {operand} of type {_type_name(value)}; expected {ACCEPTED} "
+                "(convert lists, scalars and pandas objects with numpy.asarray first)"
+            )
+    found = ", ".join(f"{operand} is {backend(value)}" for operand, value in operands.items())
+    return TypeError(
+        f"{name}() got operands from different backends ({found}); convert them to one backend"
+    )
+
+
+def _type_name(value: object) -> str:
+    kind = type(value)
+    if kind.__module__ == "builtins":
+        return kind.__qualname__
+    return f"{kind.__module__}.{kind.__qualname__}"

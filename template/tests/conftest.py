@@ -1,0 +1,132 @@
+"""Test configuration: required devices, hypothesis profiles, numerics pinned for the session.
+
+- Targets on a missing device (CUDA, MPS) are skipped with the reason. ``--require-device cuda``
+  or ``REQUIRE_DEVICE=cuda`` (comma-separated for several) turns those skips into failures, for
+  runs that must exercise a GPU.
+- Hypothesis profiles: ``fast`` by default (a few examples, the suite runs in seconds) and
+  ``thorough``: ``pytest --hypothesis-profile=thorough`` or ``HYPOTHESIS_PROFILE=thorough``.
+- A stub from ``scripts/new_algorithm.py`` raises ``NotImplementedError("... not implemented
+  yet ...")``; its tests are reported as expected failures (XFAIL) with that message.
+- Nothing happens at import time: hooks and session fixtures set what the tests need (TF32
+  off{% if cookiecutter.jax %}, JAX's x64 on{% endif %}) and restore it afterwards.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Generator, Iterator
+
+import pytest
+import torch
+from hypothesis import Phase, settings
+
+import parity
+
+REQUIRABLE_DEVICES = ("cuda", "mps")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--require-device",
+        action="append",
+        default=[],
+        choices=REQUIRABLE_DEVICES,
+        help="fail, instead of skipping, the tests for this device when it is missing "
+        "(repeat for several; default: $REQUIRE_DEVICE, comma-separated)",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before hypothesis loads --hypothesis-profile
+def pytest_configure(config: pytest.Config) -> None:
+    quick = [phase for phase in Phase if phase is not Phase.explain]
+    settings.register_profile("fast", max_examples=10, deadline=None, phases=quick)
+    settings.register_profile("thorough", max_examples=300, deadline=None)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+    unknown = required_devices(config) - set(REQUIRABLE_DEVICES)
+    if unknown:
+        message = f"REQUIRE_DEVICE: unknown {sorted(unknown)}; choose from {REQUIRABLE_DEVICES}"
+        raise pytest.UsageError(message)
+
+
+def required_devices(config: pytest.Config) -> set[str]:
+    from_environment = os.environ.get("REQUIRE_DEVICE", "").split(",")
+    from_option: list[str] = config.getoption("require_device")
+    return {name.strip() for name in [*from_option, *from_environment] if name.strip()}
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    found = ["cpu"]
+    if torch.cuda.is_available():
+        found.append(f"cuda ({torch.cuda.get_device_name()})")
+    if torch.backends.mps.is_available():
+        found.append("mps")
+    required = ", ".join(sorted(required_devices(config))) or "none"
+    return f"devices: {', '.join(found)}; required: {required}"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a test whose `target` cannot run here, or fail it if its device is required."""
+    callspec = getattr(item, "callspec", None)
+    target = callspec.params.get("target") if callspec is not None else None
+    if not isinstance(target, parity.Target):
+        return
+    reason = parity.missing_backend(target.backend)
+    if reason is not None:
+        pytest.skip(reason)
+    reason = parity.missing_device(target.backend, target.device, target.dtype)
+    if reason is not None and target.device in required_devices(item.config):
+        pytest.fail(f"{reason}, but --require-device or REQUIRE_DEVICE asks for it")
+    if reason is not None:
+        pytest.skip(reason)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call() -> Generator[None, object, object]:
+    """Report a stub's "not implemented yet" as an expected failure, with its message."""
+    try:
+        return (yield)
+    except NotImplementedError as error:
+        if "not implemented yet" not in str(error):
+            raise
+        pytest.xfail(str(error))
+
+
+def pytest_sessionfinish() -> None:
+    """Freeze the heap: pytest's final garbage collections (five full passes, for unraisable
+    exceptions) would otherwise walk every object of torch, its compiler and JAX, ~1 s."""
+    gc.freeze()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _float32_without_tf32() -> Iterator[None]:
+    """Full float32 precision in matmuls and convolutions (TF32 off) for the session.
+
+    On Ampere and newer GPUs, PyTorch may round float32 matmul and convolution inputs to TF32
+    (10 mantissa bits): results then differ from NumPy by ~1e-3, and float32 parity on CUDA
+    would mean nothing.
+    """
+    matmul, cudnn = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
+    torch.set_float32_matmul_precision("highest")
+    torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.set_float32_matmul_precision(matmul)
+    torch.backends.cudnn.allow_tf32 = cudnn
+{%- if cookiecutter.jax %}
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _jax_float64() -> Iterator[None]:
+    """JAX in float64 when asked (x64 on), and float32 matmuls in full precision, for the session.
+
+    Without x64, JAX silently computes float64 inputs in float32; on GPUs its default float32
+    matmul precision may use TF32 or bfloat16 passes.
+    """
+    try:
+        import jax
+    except ImportError:  # not installed: the JAX targets skip themselves
+        yield
+        return
+    with jax.enable_x64(True), jax.default_matmul_precision("highest"):
+        yield
+{%- endif %}
