@@ -1,0 +1,253 @@
+#!/usr/bin/env -S uv run --script
+# /// script
+# dependencies = ["nox>=2025.2.9"]
+# ///
+"""Sessions for the template itself. `nox -l` lists them; `nox` runs the default ones (what CI runs).
+
+`generated(...)` renders one combination of options with the cookiecutter CLI and runs the generated
+repo's own nox sessions in it: each makes a fresh virtual environment and installs the generated
+package for real, as a user would. Environments are reused between runs (`nox -N` starts afresh);
+a generated repo's environments live inside its `generated(...)` session's folder, so they are
+reused, and thrown away, together with it.
+
+Environment variables (the generated repos' noxfiles read the same ones):
+    TORCH_VERSION         the torch release to install (default: the generated noxfile's pin)
+    TORCH_INDEX_URL       where CPU sessions get torch. Unset: PyTorch's CPU index where it
+                          resolves; where it does not (an offline machine), "" = pip's own index
+                          and configuration (a local wheelhouse or mirror), installed with pip
+    TORCH_CUDA_INDEX_URL  where `generated_cuda(...)` gets a CUDA build of torch
+    REQUIRE_GPU=1         make `generated_cuda(...)` fail, not skip, without an NVIDIA GPU
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import nox
+from packaging.requirements import Requirement
+
+nox.needs_version = ">=2025.2.9"
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.reuse_venv = "yes"
+
+ROOT = Path(__file__).resolve().parent
+PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
+QUESTIONS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
+# Every combination of the options that change which files a repo gets (as in tests/render.py).
+COMBINATIONS = [(layout, jax) for layout in QUESTIONS["layout"] for jax in (False, True)]
+COMBINATION_IDS = [layout + ("-jax" if jax else "") for layout, jax in COMBINATIONS]
+
+# What `generated(...)` runs in each rendered repo: its default sessions and the training example.
+GENERATED_SESSIONS = ["lint", "typecheck", "tests", "train"]
+GENERATED_NOXFILE = ROOT / "template" / "noxfile.py"
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+TORCH_INDEX_HOST = "download.pytorch.org"
+REQUIRE_GPU = os.environ.get("REQUIRE_GPU", "") not in {"", "0"}
+
+
+# Helpers ------------------------------------------------------------------------------------------
+
+
+def requirement(group: str, name: str) -> str:
+    """The requirement for `name` in dependency group `group` of pyproject.toml."""
+    for spec in nox.project.dependency_groups(PYPROJECT, group):
+        if Requirement(spec).name == name:
+            return spec
+    msg = f"{name} is not in the {group!r} dependency group of pyproject.toml"
+    raise LookupError(msg)
+
+
+def generated_default(name: str) -> str:
+    """The default in the generated noxfile's `NAME = os.environ.get("NAME", "default")` (the file
+    is plain Python), so that a value such as the pinned torch version is written there only."""
+    for node in ast.walk(ast.parse(GENERATED_NOXFILE.read_text(encoding="utf-8"))):
+        match node:
+            case ast.Assign(
+                targets=[ast.Name(id=target)],
+                value=ast.Call(args=[_, ast.Constant(value=str(value))]),
+            ) if target == name:
+                return value
+    msg = f"{GENERATED_NOXFILE} has no `{name} = os.environ.get({name!r}, ...)`"
+    raise LookupError(msg)
+
+
+@functools.cache
+def resolves(host: str) -> bool:
+    """Whether `host` has an address: offline machines reach package indexes through a mirror."""
+    try:
+        socket.getaddrinfo(host, 443)
+    except OSError:
+        return False
+    return True
+
+
+def torch_index_url(session: nox.Session) -> str:
+    """TORCH_INDEX_URL as set; unset, PyTorch's CPU index where it resolves, else "" (pip's own
+    index and configuration: what an offline machine has, a local wheelhouse or mirror)."""
+    if "TORCH_INDEX_URL" in os.environ:
+        return os.environ["TORCH_INDEX_URL"]
+    if resolves(TORCH_INDEX_HOST):
+        return TORCH_CPU_INDEX
+    session.log(f"{TORCH_INDEX_HOST} does not resolve: torch comes from pip's configuration")
+    return ""
+
+
+def install_torch(session: nox.Session) -> None:
+    """Install the generated repos' pinned torch alone, before anything can ask PyPI for it."""
+    version = os.environ.get("TORCH_VERSION") or generated_default("TORCH_VERSION")
+    index_url = torch_index_url(session)
+    if not index_url and session.venv_backend == "uv":
+        session.error(
+            "uv ignores pip's configuration, and from PyPI torch is a CUDA build of several GB:"
+            " set TORCH_INDEX_URL, or run nox with --default-venv-backend virtualenv"
+        )
+    session.install(f"torch=={version}", *(["--index-url", index_url] if index_url else []))
+
+
+def workdir(session: nox.Session) -> Path:
+    """This session's scratch folder, absolute (a generated repo's nox runs in its own folder)."""
+    return Path(session.create_tmp()).resolve()
+
+
+def render(session: nox.Session, layout: str, jax: bool, output: Path) -> Path:
+    """Render this working tree with the cookiecutter CLI (default answers but for the options)
+    into a clean `output` folder; return the generated repo."""
+    shutil.rmtree(output, ignore_errors=True)
+    session.run(
+        "cookiecutter",
+        "--no-input",
+        "--default-config",  # not the user's ~/.cookiecutterrc
+        "--output-dir",
+        str(output),
+        str(ROOT),
+        f"layout={layout}",
+        f"jax={str(jax).lower()}",
+        silent=True,
+    )
+    (project,) = output.iterdir()
+    return project
+
+
+def run_generated(session: nox.Session, project: Path, *nox_args: str, backend: str) -> None:
+    """Run the generated repo's noxfile with this nox, its environments in this session's folder."""
+    session.run(
+        *(sys.executable, "-m", "nox", "--noxfile", str(project / "noxfile.py")),
+        *("--envdir", str(workdir(session) / "envs"), "--reuse-venv=yes"),
+        *("--default-venv-backend", backend),
+        *nox_args,
+        external=True,
+    )
+
+
+def check_github(session: nox.Session, repo: Path) -> None:
+    """Validate `repo`'s workflows and Dependabot config against their schemas; audit them with zizmor."""
+    github = repo / ".github"
+    workflows = sorted(str(path) for path in (github / "workflows").glob("*.yml"))
+    session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows, silent=True)
+    session.run(
+        "check-jsonschema", "--builtin-schema", "vendor.dependabot", str(github / "dependabot.yml"), silent=True
+    )
+    session.run("zizmor", "--offline", str(github), silent=True)
+
+
+def why_no_gpu() -> str | None:
+    """Why this machine cannot run CUDA tests, or None when `nvidia-smi -L` lists a GPU.
+    (The generated noxfile's `tests_cuda` asks the same question.)"""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", "unset").strip() in {"", "-1"}:
+        return "no NVIDIA GPU visible: CUDA_VISIBLE_DEVICES hides them all"
+    nvidia_smi = shutil.which("nvidia-smi")
+    if nvidia_smi is None:
+        return "no NVIDIA GPU found: nvidia-smi is not on PATH"
+    try:
+        listing = subprocess.run([nvidia_smi, "-L"], capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"no NVIDIA GPU found: `nvidia-smi -L` failed ({error})"
+    if listing.returncode != 0 or not listing.stdout.lstrip().startswith("GPU"):
+        output = (listing.stdout + listing.stderr).strip() or f"exit status {listing.returncode}"
+        return f"no NVIDIA GPU found: `nvidia-smi -L` says: {output}"
+    return None
+
+
+# Default sessions: `nox` runs these, in this order -------------------------------------------------
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Lint and type-check this repo; lint every rendered combination and its workflows."""
+    session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
+    session.run("ruff", "check")
+    session.run("ruff", "format", "--check")
+    session.run("mypy")
+    check_github(session, ROOT)
+    for (layout, jax), combination in zip(COMBINATIONS, COMBINATION_IDS, strict=True):
+        session.log(f"{combination}: ruff, the workflows and Dependabot config of the generated repo")
+        project = render(session, layout, jax, workdir(session) / combination)
+        with session.chdir(project):
+            session.run("ruff", "check", silent=True)
+            session.run("ruff", "format", "--check", silent=True)
+        check_github(session, project)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the template's own test suite (pass pytest options after `--`)."""
+    install_torch(session)
+    session.install(*nox.project.dependency_groups(PYPROJECT, "test"))
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session
+@nox.parametrize(("layout", "jax"), COMBINATIONS, ids=COMBINATION_IDS)
+def generated(session: nox.Session, layout: str, jax: bool) -> None:
+    """Render a combination; run its own lint, typecheck, tests and train sessions on the CPU."""
+    session.install(requirement("test", "cookiecutter"))
+    project = render(session, layout, jax, workdir(session) / "render")
+    # Where torch comes from pip's configuration, the generated repo installs with pip: uv ignores it.
+    index_url = torch_index_url(session)
+    session.env["TORCH_INDEX_URL"] = index_url
+    backend = session.venv_backend if index_url else "virtualenv"
+    # Options after `--` replace the session list: `-- -s tests -- -x` runs its tests, stopping early.
+    run_generated(session, project, *(session.posargs or ["-s", *GENERATED_SESSIONS]), backend=backend)
+
+
+# Opt-in sessions (default=False): focused, or for a GPU machine -----------------------------------
+
+
+@nox.session(default=False)
+def engines(session: nox.Session) -> None:
+    """Compare cookiecutter's and copier's output for every combination (also part of `tests`)."""
+    session.install(*nox.project.dependency_groups(PYPROJECT, "test"))
+    session.run("python", "-m", "pytest", "tests/test_engines.py", *session.posargs)
+
+
+@nox.session(default=False, tags=["cuda"])
+@nox.parametrize(("layout", "jax"), COMBINATIONS, ids=COMBINATION_IDS)
+def generated_cuda(session: nox.Session, layout: str, jax: bool) -> None:
+    """Render a combination; run its `tests_cuda` on an NVIDIA GPU (skips without one)."""
+    require_gpu = REQUIRE_GPU or "--require-gpu" in session.posargs
+    # Decided before anything is installed: a CPU machine never downloads a CUDA build of torch.
+    reason = why_no_gpu()
+    if reason is not None and require_gpu:
+        session.error(f"{reason}; a GPU is required here (REQUIRE_GPU=1 or --require-gpu)")
+    if reason is not None:
+        session.skip(f"{reason}. Set REQUIRE_GPU=1 (or pass `-- --require-gpu`) to fail instead")
+    session.install(requirement("test", "cookiecutter"))
+    project = render(session, layout, jax, workdir(session) / "render")
+    session.env["REQUIRE_GPU"] = "1"  # found above: the generated session must not skip
+    pytest_args = [arg for arg in session.posargs if arg != "--require-gpu"]
+    run_generated(session, project, "-s", "tests_cuda", "--", *pytest_args, backend=session.venv_backend)
+
+
+# A `benchmark` session (opt-in, default=False) goes here.
+
+
+if __name__ == "__main__":
+    nox.main()

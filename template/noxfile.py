@@ -1,0 +1,134 @@
+#!/usr/bin/env -S uv run --script
+# /// script
+# dependencies = ["nox>=2025.2.9"]
+# ///
+"""Development sessions. `nox -l` lists them; `nox` runs lint, typecheck and tests.
+
+Each session makes a fresh virtual environment and installs what it needs: a pinned PyTorch build
+first, on its own, then this project with its `test` dependency group. On a GPU cluster, where
+torch is already installed, run a session inside the environment you have instead:
+
+    nox --no-venv --no-install -s tests_cuda
+
+Environment variables (an empty value for an index means "pip's own index and configuration"):
+    TORCH_VERSION         the PyTorch release to install (default below: always pinned, because
+                          an unpinned `torch` on Linux pulls a CUDA build of several GB)
+    TORCH_INDEX_URL       where CPU sessions get torch (default: PyTorch's CPU-only index)
+    TORCH_CUDA_INDEX_URL  where `tests_cuda` gets torch (default: PyTorch's CUDA 12.8 index)
+    REQUIRE_GPU=1         make `tests_cuda` fail, not skip, on a machine without an NVIDIA GPU
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import nox
+from packaging.requirements import Requirement
+
+nox.needs_version = ">=2025.2.9"
+nox.options.default_venv_backend = "uv|virtualenv"
+
+PYPROJECT = nox.project.load_toml("pyproject.toml")
+DISTRIBUTION = PYPROJECT["project"]["name"]
+# The package with every optional backend (extra) it declares: the tests cover them all.
+EXTRAS = ",".join(PYPROJECT["project"].get("optional-dependencies", {}))
+PROJECT = f".[{EXTRAS}]" if EXTRAS else "."
+
+TEST_REQUIREMENTS = nox.project.dependency_groups(PYPROJECT, "test")
+
+# torch is installed first, on its own and pinned, from an index the environment can change.
+TORCH_VERSION = os.environ.get("TORCH_VERSION", "2.13.0")
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+CUDA_INDEX = "https://download.pytorch.org/whl/cu128"
+TORCH_INDEX_URL = os.environ.get("TORCH_INDEX_URL", CPU_INDEX)
+TORCH_CUDA_INDEX_URL = os.environ.get("TORCH_CUDA_INDEX_URL", CUDA_INDEX)
+REQUIRE_GPU = os.environ.get("REQUIRE_GPU", "") not in {"", "0"}
+
+TRAIN_EXAMPLE = "examples/train.py"
+
+
+def dev_tool(name: str) -> str:
+    """The requirement for `name` in the `dev` dependency group, so versions live in one place."""
+    for requirement in nox.project.dependency_groups(PYPROJECT, "dev"):
+        if Requirement(requirement).name == name:
+            return requirement
+    return name
+
+
+def install(session: nox.Session, torch_index_url: str, *requirements: str) -> None:
+    """Install the pinned torch alone (from `torch_index_url`, where an empty URL means pip's own
+    index), then this project with `requirements`: a real install, not an editable one."""
+    index = ["--index-url", torch_index_url] if torch_index_url else []
+    session.install(f"torch=={TORCH_VERSION}", *index)
+    # uv keeps an installed local package of the same version; pip always rebuilds it.
+    reinstall = ["--reinstall-package", DISTRIBUTION] if session.venv_backend == "uv" else []
+    session.install(PROJECT, *requirements, *reinstall)
+
+
+def why_no_gpu() -> str | None:
+    """Why this machine cannot run CUDA tests, or None when `nvidia-smi -L` lists a GPU."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", "unset").strip() in {"", "-1"}:
+        return "no NVIDIA GPU visible: CUDA_VISIBLE_DEVICES hides them all"
+    nvidia_smi = shutil.which("nvidia-smi")
+    if nvidia_smi is None:
+        return "no NVIDIA GPU found: nvidia-smi is not on PATH"
+    try:
+        listing = subprocess.run(
+            [nvidia_smi, "-L"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"no NVIDIA GPU found: `nvidia-smi -L` failed ({error})"
+    if listing.returncode != 0 or not listing.stdout.lstrip().startswith("GPU"):
+        output = (listing.stdout + listing.stderr).strip() or f"exit status {listing.returncode}"
+        return f"no NVIDIA GPU found: `nvidia-smi -L` says: {output}"
+    return None
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Check style with ruff: lint rules and formatting (nothing is rewritten)."""
+    session.install(dev_tool("ruff"))
+    session.run("ruff", "check", *session.posargs)
+    session.run("ruff", "format", "--check", *session.posargs)
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """Type-check the package and its tests with mypy, against the pinned CPU build of torch."""
+    install(session, TORCH_INDEX_URL, *TEST_REQUIREMENTS, dev_tool("mypy"))
+    session.run("mypy", *session.posargs)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite on the CPU, with torch from PyTorch's CPU index (TORCH_INDEX_URL)."""
+    install(session, TORCH_INDEX_URL, *TEST_REQUIREMENTS)
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session(default=False)
+def tests_cuda(session: nox.Session) -> None:
+    """Run the test suite on an NVIDIA GPU (a CUDA build of torch); skips without one."""
+    require_gpu = REQUIRE_GPU or "--require-gpu" in session.posargs
+    pytest_args = [arg for arg in session.posargs if arg != "--require-gpu"]
+    # Decided before anything is installed: a CPU machine never downloads a CUDA build of torch.
+    reason = why_no_gpu()
+    if reason is not None and require_gpu:
+        session.error(f"{reason}; a GPU is required here (REQUIRE_GPU=1 or --require-gpu)")
+    if reason is not None:
+        session.skip(f"{reason}. Set REQUIRE_GPU=1 (or pass `-- --require-gpu`) to fail instead")
+    install(session, TORCH_CUDA_INDEX_URL, *TEST_REQUIREMENTS)
+    session.run("python", "-m", "pytest", "--require-device", "cuda", *pytest_args)
+
+
+@nox.session(default=False)
+def train(session: nox.Session) -> None:
+    """Run the training example on the CPU (pass its options after `--`, e.g. `-- --epochs 5`)."""
+    install(session, TORCH_INDEX_URL)
+    session.run("python", TRAIN_EXAMPLE, *session.posargs)
+
+
+if __name__ == "__main__":
+    nox.main()
