@@ -1,0 +1,232 @@
+"""The research code a repo is generated with is clean and works, in every combination of options.
+
+For each combination (single/split layout, with and without JAX), in a private copy of the render:
+the repo's own `ruff check`, `ruff format --check` and `mypy` pass, and its test suite passes for
+real; importing the package does not import JAX; the scaffold creates an algorithm whose tests
+report "not implemented yet" and pass once the stubs are written; the training example learns.
+The two layouts hold the same functions, with the same docstrings and code.
+
+The generated suite runs with `PYTHONPATH=src` (nothing installed), as on a machine without
+network access; the generated noxfile installs the package for real.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from render import BIN, COMBINATIONS, Combination, Render, only_child, render_cookiecutter, run
+
+PACKAGE = "my_research_project"  # from the default answers
+ALGORITHMS = ("softmax", "cross_entropy")
+
+
+def environment(repo: Path) -> dict[str, str]:
+    """The environment for commands in a generated repo: its sources importable, no settings
+    of the user's that change what its suite does."""
+    env = {key: value for key, value in os.environ.items() if key not in {"REQUIRE_DEVICE", "HYPOTHESIS_PROFILE"}}
+    return {**env, "PYTHONPATH": str(repo / "src")}
+
+
+def run_in(repo: Path, *args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run a command in `repo`; with `check`, fail with its whole output unless it succeeds."""
+    if check:
+        return run(args, cwd=repo, env=environment(repo))
+    command = [str(arg) for arg in args]
+    return subprocess.run(command, cwd=repo, env=environment(repo), capture_output=True, text=True, check=False)
+
+
+def pytest_in(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return run_in(repo, sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args, check=check)
+
+
+@pytest.fixture
+def repo(rendered: Render, combination: Combination, tmp_path: Path) -> Path:
+    """A private copy of the combination's render, to run tools in and change freely."""
+    return Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+
+
+@pytest.fixture(scope="session")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One mypy cache for the session: torch's stubs are analysed once (~30 s), not per repo."""
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
+@pytest.mark.slow
+def test_passes_ruff_and_mypy(repo: Path, mypy_cache: Path) -> None:
+    run_in(repo, BIN / "ruff", "check", "--no-cache", ".")
+    run_in(repo, BIN / "ruff", "format", "--check", "--no-cache", ".")
+    run_in(repo, BIN / "mypy", "--cache-dir", mypy_cache)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("python_version", ["3.12", "3.13"])
+def test_passes_ruff_and_mypy_for_newer_pythons(
+    template_repo: Path, tmp_path: Path, mypy_cache: Path, python_version: str
+) -> None:
+    # pyupgrade's rules depend on the oldest Python supported: code and scaffold stay clean.
+    answers = {"package_name": "zeta_model", "python_version": python_version, "layout": "split", "jax": True}
+    render_cookiecutter(template_repo, tmp_path, answers, typed=False)
+    repo = only_child(tmp_path)
+    run_in(repo, sys.executable, "scripts/new_algorithm.py", "layer_norm")
+    run_in(repo, BIN / "ruff", "check", "--no-cache", ".")
+    run_in(repo, BIN / "ruff", "format", "--check", "--no-cache", ".")
+    run_in(repo, BIN / "mypy", "--cache-dir", mypy_cache)
+
+
+@pytest.mark.slow
+def test_suite_passes_in_seconds(repo: Path, combination: Combination) -> None:
+    start = time.perf_counter()
+    result = pytest_in(repo)
+    seconds = time.perf_counter() - start
+    summary = result.stdout.strip().splitlines()[-1]
+    assert re.search(r"\d+ passed", summary), result.stdout
+    assert not re.search(r"failed|error|xfail|xpass", summary), result.stdout
+    # Every target that can run here ran: only missing devices are skipped.
+    skips = re.findall(r"SKIPPED \[\d+\] \S+: (.*)", result.stdout)
+    assert all(reason.startswith("Requires: ") and "device" in reason for reason in skips), skips
+    print(f"{combination.id}: {summary} ({seconds:.1f} s wall)")
+
+
+def test_import_does_not_import_jax(rendered: Render, combination: Combination, tmp_path: Path) -> None:
+    repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+    code = (
+        f"import sys, numpy, torch, {PACKAGE} as package\n"
+        "package.softmax(numpy.ones(3)), package.softmax(torch.ones(3))\n"
+        "package.cross_entropy(numpy.zeros((2, 3)), numpy.array([0, 2]))\n"
+        "print(sorted(name for name in sys.modules if name.partition('.')[0] == 'jax'))\n"
+    )
+    result = run_in(repo, sys.executable, "-c", code)
+    assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_scaffold_creates_a_tested_algorithm(repo: Path, combination: Combination, mypy_cache: Path) -> None:
+    created = run_in(repo, sys.executable, "scripts/new_algorithm.py", "layer_norm").stdout
+    assert "created tests/test_layer_norm.py" in created
+    assert f"exported layer_norm from src/{PACKAGE}/__init__.py" in created
+    source = repo / "src" / PACKAGE
+    module = source / ("layer_norm.py" if combination.layout == "single" else "layer_norm")
+    assert module.exists()
+    run_in(repo, BIN / "ruff", "check", "--no-cache", ".")
+    run_in(repo, BIN / "ruff", "format", "--check", "--no-cache", ".")
+    run_in(repo, BIN / "mypy", "--cache-dir", mypy_cache)
+
+    # The stubs: their tests are expected failures that say what to write, and nothing fails.
+    result = pytest_in(repo, "tests/test_layer_norm.py")
+    assert "xfailed" in result.stdout.splitlines()[-1]
+    assert "failed" not in result.stdout.splitlines()[-1].replace("xfailed", "")
+    assert "not implemented yet: write _layer_norm_numpy, the NumPy reference" in result.stdout
+    assert "not implemented yet: write _layer_norm_pytorch, the PyTorch port" in result.stdout
+
+    # Refuses a name that exists, or that is not an identifier, without touching anything.
+    for name, problem in [("layer_norm", "already exists"), ("Layer-Norm", "not a valid name")]:
+        refused = run_in(repo, sys.executable, "scripts/new_algorithm.py", name, check=False)
+        assert refused.returncode == 2
+        assert problem in refused.stderr
+
+    # Written: the same tests compare the implementations like any other algorithm's.
+    implement_layer_norm(repo, combination)
+    result = pytest_in(repo, "tests/test_layer_norm.py")
+    summary = result.stdout.splitlines()[-1]
+    assert re.search(r"\d+ passed", summary), result.stdout
+    assert "xfail" not in summary
+    assert "failed" not in summary
+    from_root = f"from {PACKAGE} import layer_norm; print(layer_norm.__module__)"
+    assert run_in(repo, sys.executable, "-c", from_root).stdout.startswith(f"{PACKAGE}.layer_norm")
+
+
+STUBS = {
+    "numpy": 'msg = "not implemented yet: write _layer_norm_numpy, the NumPy reference"\n'
+    "    raise NotImplementedError(msg)",
+    "pytorch": 'msg = "not implemented yet: write _layer_norm_pytorch, the PyTorch port"\n'
+    "    raise NotImplementedError(msg)",
+    "jax": 'msg = "not implemented yet: write _layer_norm_jax, the JAX port"\n    raise NotImplementedError(msg)',
+}
+IMPLEMENTATIONS = {
+    "numpy": "return np.tanh(x)",
+    "pytorch": "return torch.tanh(x)",
+    "jax": "import jax.numpy as jnp\n\n    return jnp.tanh(x)",
+}
+
+
+def implement_layer_norm(repo: Path, combination: Combination) -> None:
+    """Replace the stubs with a real (if not layer-norm) implementation: tanh."""
+    source = repo / "src" / PACKAGE
+    backends = ["numpy", "pytorch", *(["jax"] if combination.jax else [])]
+    for backend in backends:
+        if combination.layout == "single":
+            path = source / "layer_norm.py"
+        else:
+            path = source / "layer_norm" / f"{backend}_impl.py"
+        text = path.read_text(encoding="utf-8")
+        assert text.count(STUBS[backend]) == 1, text
+        path.write_text(text.replace(STUBS[backend], IMPLEMENTATIONS[backend]), encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_training_example_learns(rendered: Render, tmp_path: Path) -> None:
+    repo = Path(shutil.copytree(rendered("cookiecutter", COMBINATIONS[0]), tmp_path / "repo"))
+    output = run_in(repo, sys.executable, "examples/train.py", "--epochs", "3").stdout
+    losses = [float(loss) for loss in re.findall(r"loss (\d+\.\d+)", output)]
+    assert len(losses) == 4, output
+    assert losses == sorted(losses, reverse=True), output
+    assert losses[-1] < 0.25 * losses[0], output
+    if not _has_cuda():
+        refused = run_in(repo, sys.executable, "examples/train.py", "--device", "cuda", check=False)
+        assert refused.returncode == 2
+        assert "no CUDA device found" in refused.stderr
+
+
+def _has_cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+# --- The two layouts hold the same code ---------------------------------------------------------
+
+
+def without_imports(node: ast.AST) -> ast.AST:
+    """`node` without its import statements: where JAX is imported is the intended difference."""
+    for child in ast.walk(node):
+        for field in ("body", "orelse"):
+            block = getattr(child, field, None)
+            if isinstance(block, list):
+                kept = [stmt for stmt in block if not isinstance(stmt, ast.Import | ast.ImportFrom)]
+                setattr(child, field, kept)
+    return node
+
+
+def functions(paths: list[Path]) -> dict[str, list[str]]:
+    """Each function's name -> the dumps of its definitions (overloads included), imports dropped."""
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef):
+                found.setdefault(node.name, []).append(ast.dump(without_imports(node)))
+    return found
+
+
+@pytest.mark.parametrize("jax", [False, True], ids=["numpy-torch", "jax"])
+def test_layouts_hold_the_same_functions(rendered: Render, jax: bool) -> None:
+    single = rendered("cookiecutter", Combination("single", jax)) / "src" / PACKAGE
+    split = rendered("cookiecutter", Combination("split", jax)) / "src" / PACKAGE
+    for algorithm in ALGORITHMS:
+        folder = split / algorithm
+        split_files = sorted(folder.glob("*.py"))
+        expected_files = ["__init__.py", "api.py", "numpy_impl.py", "pytorch_impl.py"]
+        assert [path.name for path in split_files] == sorted(expected_files + (["jax_impl.py"] if jax else []))
+        in_single = functions([single / f"{algorithm}.py"])
+        in_split = functions(split_files)
+        names = {algorithm, f"_{algorithm}_numpy", f"_{algorithm}_pytorch"} | ({f"_{algorithm}_jax"} if jax else set())
+        assert set(in_single) == names
+        assert in_single == in_split
