@@ -246,7 +246,15 @@ def generated_cuda(session: nox.Session, layout: str, jax: bool) -> None:
     run_generated(session, project, "-s", "tests_cuda", "--", *pytest_args, backend=session.venv_backend)
 
 
-# A `benchmark` session (opt-in, default=False) goes here.
+@nox.session(default=False)
+def benchmark(session: nox.Session) -> None:
+    """Measure render, update, cold start, suite, dispatch, import and compile times (README table).
+
+    Writes benchmarks/results.md and .json; `-- --sections dispatch,import` runs some parts only.
+    """
+    install_torch(session)
+    session.install(*nox.project.dependency_groups(PYPROJECT, "test"), "virtualenv")
+    session.run("python", "benchmarks/run.py", "--output", "benchmarks/results", *session.posargs)
 
 
 if __name__ == "__main__":
