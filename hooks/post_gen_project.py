@@ -69,9 +69,7 @@ def write_answers(repo: Path) -> None:
     answers["_src_path"] = source_path(CONTEXT["_template"], repo)
 
     env = SandboxedEnvironment(keep_trailing_newline=True)
-    env.filters["to_nice_yaml"] = lambda data: yaml.dump(
-        data, indent=4, allow_unicode=True, default_flow_style=False
-    )
+    env.filters["to_nice_yaml"] = lambda data: yaml.dump(data, indent=4, allow_unicode=True, default_flow_style=False)
     (template_file,) = (repo / "template").glob("*_copier_conf.answers_file*")
     text = env.from_string(template_file.read_text(encoding="utf-8")).render(_copier_answers=answers)
     Path(ANSWERS_FILE).write_text(text, encoding="utf-8")

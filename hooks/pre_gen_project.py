@@ -41,7 +41,7 @@ def regex_replace(value: str, pattern: str, replacement: str = "") -> str:
     return re.sub(pattern, replacement, value)
 
 
-def refusals(repo_dir: Path, answers: dict) -> list[str]:
+def refusals(repo_dir: Path, answers: dict[str, object]) -> list[str]:
     """Messages of every copier.yml validator that refuses its answer."""
     questions = yaml.safe_load((repo_dir / "copier.yml").read_text(encoding="utf-8"))
     env = SandboxedEnvironment(loader=FileSystemLoader(repo_dir))

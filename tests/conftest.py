@@ -56,4 +56,5 @@ def rendered(template_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> R
 
 @pytest.fixture(params=COMBINATIONS, ids=lambda combination: combination.id)
 def combination(request: pytest.FixtureRequest) -> Combination:
-    return request.param
+    param: Combination = request.param
+    return param

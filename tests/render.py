@@ -104,6 +104,7 @@ def render_cookiecutter(
     otherwise the answers go on the command line with --no-input (cookiecutter renders those as
     Jinja, so keep them plain)."""
     output_dir.mkdir(parents=True, exist_ok=True)
+    command: list[str | Path]
     if typed:
         command = [BIN / "cookiecutter", "-o", output_dir, template]
         stdin = cookiecutter_typed_input(answers)
@@ -121,7 +122,8 @@ def render_copier(
     with tempfile.TemporaryDirectory() as scratch:
         data_file = Path(scratch, "answers.yml")
         data_file.write_text(yaml.safe_dump(dict(answers), allow_unicode=True), encoding="utf-8")
-        command = [BIN / "copier", "copy", "--quiet", "--defaults", "--data-file", data_file, template, dest]
+        command: list[str | Path] = [BIN / "copier", "copy", "--quiet", "--defaults", "--data-file", data_file]
+        command += [template, dest]
         return (run if check else _run_unchecked)(command)
 
 

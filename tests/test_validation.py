@@ -46,7 +46,7 @@ BAD_CHOICES: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
-def cases(table: list[tuple[str, dict[str, Any], str]]) -> Any:
+def cases(table: list[tuple[str, dict[str, Any], str]]) -> pytest.MarkDecorator:
     return pytest.mark.parametrize(
         ("answers", "message"), [case[1:] for case in table], ids=[case[0] for case in table]
     )
