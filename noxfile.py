@@ -8,7 +8,7 @@
 repo's own nox sessions in it: each makes a fresh virtual environment and installs the generated
 package for real, as a user would. Environments are reused between runs (`nox -N` starts afresh);
 a generated repo's environments live inside its `generated(...)` session's folder, so they are
-reused, and thrown away, together with it.
+reused, and thrown away, together with it (in CI, where nothing reuses them, at the session's end).
 
 Environment variables (the generated repos' noxfiles read the same ones):
     TORCH_VERSION         the torch release to install (default: the generated noxfile's pin)
@@ -133,18 +133,29 @@ def render(session: nox.Session, layout: str, jax: bool, output: Path) -> Path:
         silent=True,
     )
     (project,) = output.iterdir()
+    # A repository of its own, as a user's would be: inside this checkout, ruff would otherwise
+    # obey the `*` that nox's .gitignore puts in .nox/ and check no file at all.
+    session.run("git", "init", "--quiet", str(project), external=True)
     return project
 
 
 def run_generated(session: nox.Session, project: Path, *nox_args: str, backend: str) -> None:
-    """Run the generated repo's noxfile with this nox, its environments in this session's folder."""
-    session.run(
-        *(sys.executable, "-m", "nox", "--noxfile", str(project / "noxfile.py")),
-        *("--envdir", str(workdir(session) / "envs"), "--reuse-venv=yes"),
-        *("--default-venv-backend", backend),
-        *nox_args,
-        external=True,
-    )
+    """Run the generated repo's noxfile with this nox, its environments in this session's folder.
+
+    In CI (CI is set) nothing reuses them, and with torch in each they add up to ~15 GB: they are
+    deleted when the session ends."""
+    envdir = workdir(session) / "envs"
+    try:
+        session.run(
+            *(sys.executable, "-m", "nox", "--noxfile", str(project / "noxfile.py")),
+            *("--envdir", str(envdir), "--reuse-venv=yes", "--default-venv-backend", backend),
+            *nox_args,
+            external=True,
+        )
+    finally:
+        if os.environ.get("CI"):
+            session.log(f"CI: deleting {envdir}")
+            shutil.rmtree(envdir, ignore_errors=True)
 
 
 def check_github(session: nox.Session, repo: Path) -> None:
@@ -182,6 +193,7 @@ def why_no_gpu() -> str | None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """Lint and type-check this repo; lint every rendered combination and its workflows."""
+    install_torch(session)  # mypy checks the tests and benchmarks against the libraries they run with
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check")
     session.run("ruff", "format", "--check")
