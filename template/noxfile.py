@@ -189,7 +189,8 @@ def template_update(session: nox.Session) -> None:
     # A branch per release, made afresh from here: running again refreshes it.
     branch = f"template-update/{new}"
     git("switch", "--force-create", branch)
-    session.run("copier", "update", "--defaults", "--conflict", "inline")
+    # copier reports on stderr, so that stdout carries only the pull request's text.
+    session.run("copier", "update", "--defaults", "--conflict", "inline", stdout=sys.stderr)
     conflicts = unresolved_conflicts()
     changed = git("status", "--porcelain", "--untracked-files=all").splitlines()
     git("add", "--all")
