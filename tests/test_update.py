@@ -307,7 +307,7 @@ def switch_jax_on(repo: Path) -> None:
 
 def run_generated_tests(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The generated repo's own suite, from its sources, in this environment."""
-    command = [BIN / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rx", *args]
+    command: list[str | Path] = [BIN / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rx", *args]
     return run(command, cwd=repo, env=dict(os.environ, PYTHONPATH="src"))
 
 
