@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import tomllib
 from dataclasses import dataclass
 from fnmatch import fnmatch
@@ -259,6 +260,20 @@ def test_a_layout_change_is_refused_before_anything_is_written(v2: dict[str, Pat
     assert not git(repo, "status", "--porcelain")
     copier_update(repo)  # the same repo still updates when the layout stays
     assert all(change.applied(repo) for change in user_changes(Combination(layout, jax=False)))
+
+
+def test_the_oldest_copier_refuses_a_layout_change_too(template_v1: Path, tmp_path: Path) -> None:
+    """The refusal relies on `_external_data` and `_folder_name`: copier.yml's minimum has both."""
+    venv = tmp_path / "oldest-copier"
+    run([sys.executable, "-m", "venv", venv])
+    run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", f"copier=={COPIER_YML['_min_copier_version']}"])
+    repo = generate(template_v1, "copier", Combination("split", jax=False), tmp_path / "out")
+    before = tree(repo)
+    command = [str(venv / "bin" / "copier"), "update", "--defaults", "--quiet", "--data", "layout=single"]
+    result = subprocess.run(command, cwd=repo, capture_output=True, text=True, check=False)
+    assert result.returncode != 0
+    assert "This repo has the split layout and an update cannot change it" in result.stderr
+    assert tree(repo) == before
 
 
 @pytest.mark.parametrize("key", ["copier-split-to-jax", "cookiecutter-single-to-jax"])
