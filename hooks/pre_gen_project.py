@@ -77,8 +77,26 @@ def regex_replace(value: str, pattern: str, replacement: str = "") -> str:
     return re.sub(pattern, replacement, value)
 
 
-def refusals(repo_dir: Path, answers: dict[str, object]) -> list[str]:
-    """Messages of every copier.yml validator that refuses its answer."""
+def cruft_update_answers() -> dict[str, object] | None:
+    """The answers of the repo `cruft update` is updating, or None when this render is not that.
+
+    Only cruft puts `_commit` in the context. Its update renders in a temporary folder, while its
+    user's shell sits in the repo ($PWD), whose `.cruft.json` names this template.
+    """
+    project = Path(os.environ.get("PWD", Path.cwd())).resolve()
+    state_file = project / ".cruft.json"
+    if "_commit" not in CONTEXT or Path.cwd().resolve().is_relative_to(project) or not state_file.is_file():
+        return None
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    if state.get("template") != CONTEXT.get("_template"):
+        return None
+    answers: dict[str, object] = state["context"]["cookiecutter"]
+    return answers
+
+
+def refusals(repo_dir: Path, answers: dict[str, object], previous: dict[str, object] | None) -> list[str]:
+    """Messages of every copier.yml validator that refuses its answer; `previous`: the answers of
+    the repo being updated, if this is an update."""
     import yaml  # here, after the version check: cookiecutter 1.x does not install PyYAML
 
     questions = yaml.safe_load((repo_dir / "copier.yml").read_text(encoding="utf-8"))
@@ -89,8 +107,14 @@ def refusals(repo_dir: Path, answers: dict[str, object]) -> list[str]:
         if name.startswith("_") or "validator" not in question:
             continue
         # copier passes the raw `--data` values as _copier_conf.data; cookiecutter has
-        # already turned yes/no answers into booleans.
-        message = env.from_string(question["validator"]).render(answers, _copier_conf={"data": answers})
+        # already turned yes/no answers into booleans. In an update, the validators compare
+        # with the repo's answers as copier's do (`overwrite`, `_external_data`).
+        message = env.from_string(question["validator"]).render(
+            answers,
+            _copier_conf={"data": answers, "overwrite": previous is not None},
+            _external_data={"previous": previous or {}},
+            _folder_name=Path.cwd().name,
+        )
         if message.strip():
             messages.append(f"  {name}: {message.strip()}")
     return messages
@@ -121,7 +145,7 @@ def main() -> int:
     if problem := textual_yes_no(answers):
         print(problem, file=sys.stderr)
         return 1
-    messages = refusals(repo_dir, answers)
+    messages = refusals(repo_dir, answers, cruft_update_answers())
     if messages:
         print("The template refused these answers; nothing was generated:", file=sys.stderr)
         print("\n".join(messages), file=sys.stderr)

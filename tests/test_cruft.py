@@ -4,6 +4,7 @@ makes (plus `.cruft.json`), and `cruft check` / `cruft update` bring a new templ
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -35,7 +36,15 @@ def cruft_create(template: Path, out: Path, combination: Combination) -> Path:
 
 
 def cruft(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN / "cruft"), *args], cwd=repo, capture_output=True, text=True, check=False)
+    """Run cruft in `repo`, as from a shell there (which sets $PWD)."""
+    return subprocess.run(
+        [str(BIN / "cruft"), *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=dict(os.environ, PWD=str(repo)),
+    )
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -85,3 +94,28 @@ def test_cruft_check_and_update_bring_a_new_release(tmp_path: Path) -> None:
     assert answers["_src_path"] == str(template)
     commit_all(repo, "update from the template")
     assert cruft(repo, "check").returncode == 0
+
+
+@pytest.mark.parametrize("layout", ["single", "split"])
+def test_cruft_update_refuses_a_layout_change(layout: str, tmp_path: Path) -> None:
+    """`--variables-to-update` with the other layout would delete this layout's files, edits and
+    all: the hook refuses with copier's message, and the repo stays as it was."""
+    template = snapshot_template(tmp_path / "template", tag="v1.0.0")
+    repo = cruft_create(template, tmp_path / "out", Combination(layout, jax=False))
+    commit_all(repo, "generated with cruft", init=True)
+    numpy_file = "softmax.py" if layout == "single" else "softmax/numpy_impl.py"
+    edit(repo / "src" / "my_research_project" / numpy_file, "def _softmax_numpy(", "# eq. (3)\ndef _softmax_numpy(")
+    commit_all(repo, "research")
+    edit(template / "template" / WORKFLOW, "runs-on: ubuntu-latest", "runs-on: ubuntu-24.04")
+    commit_all(template, "v2")
+    git(template, "tag", "v2.0.0")
+    before = tree(repo)
+
+    other = "split" if layout == "single" else "single"
+    refused = cruft(repo, "update", "--skip-apply-ask", "--variables-to-update", json.dumps({"layout": other}))
+    assert refused.returncode != 0
+    assert f"This repo has the {layout} layout and an update cannot change it" in refused.stderr
+    assert "--variables-to-update" in refused.stderr
+    assert tree(repo) == before
+    assert not git(repo, "status", "--porcelain")
+    assert cruft(repo, "update", "--skip-apply-ask").returncode == 0  # keeping the layout still updates
