@@ -170,6 +170,17 @@ def test_conflicts_are_committed_unresolved_in_a_draft(v2: dict[str, Path], engi
     assert f"unresolved conflicts (from `copier update` or a merge) in: {WORKFLOW}." in lint.stderr
 
 
+def test_lint_refuses_a_rej_file(template: Path, tmp_path: Path) -> None:
+    """`copier update --conflict rej` leaves the hunks it could not apply in .rej files."""
+    repo = generate(template, "copier", tmp_path / "out")
+    (repo / "pyproject.toml.rej").write_text("@@ -1 +1 @@\n-a\n+b\n", encoding="utf-8")
+    lint, _ = nox(repo, "lint", tmp_path)
+    assert lint.returncode != 0
+    assert "unresolved conflicts (from `copier update` or a merge) in: pyproject.toml.rej." in lint.stderr
+    (repo / "pyproject.toml.rej").unlink()
+    assert "unresolved conflicts" not in nox(repo, "lint", tmp_path)[0].stderr
+
+
 def test_a_dirty_repo_is_refused(template: Path, tmp_path: Path) -> None:
     repo = generate(template, "copier", tmp_path / "out")
     (repo / "notes.md").write_text("unsaved\n", encoding="utf-8")
