@@ -50,7 +50,10 @@ def template_version(repo: Path) -> str | None:
 
 
 def source_path(template: str, repo: Path) -> str:
-    """What copier needs to find the template again: a URL as typed, a local folder absolute."""
+    """What copier needs to find the template again: a URL as typed, a local folder absolute (as
+    cruft passes it: `repo` is then cruft's temporary clone)."""
+    if Path(template).is_absolute() and Path(template).is_dir():
+        return template
     looks_remote = ":" in template and not Path(template).exists()
     return template if looks_remote else str(repo)
 
@@ -77,4 +80,4 @@ def write_answers(repo: Path) -> None:
 
 if __name__ == "__main__":
     remove_empty_folders(Path.cwd())
-    write_answers(template_repo(CONTEXT["_repo_dir"]))
+    write_answers(template_repo(CONTEXT.get("_repo_dir", ".")))

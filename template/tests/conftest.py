@@ -6,7 +6,9 @@
 - Hypothesis profiles: ``fast`` by default (a few examples, the suite runs in seconds) and
   ``thorough``: ``pytest --hypothesis-profile=thorough`` or ``HYPOTHESIS_PROFILE=thorough``.
 - A stub from ``scripts/new_algorithm.py`` raises ``NotImplementedError("... not implemented
-  yet ...")``; its tests are reported as expected failures (XFAIL) with that message.
+  yet ...")``, and a function without a branch for a backend (JAX switched on later) raises
+  ``"... has no JAX implementation yet ..."``: their tests are reported as expected failures
+  (XFAIL) with that message.
 - Nothing happens at import time: hooks and session fixtures set what the tests need (TF32
   off{% if cookiecutter.jax %}, JAX's x64 on{% endif %}) and restore it afterwards.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from collections.abc import Generator, Iterator
 
 import pytest
@@ -24,6 +27,8 @@ from hypothesis import Phase, settings
 import parity
 
 REQUIRABLE_DEVICES = ("cuda", "mps")
+# The messages of the scaffold's stubs and of `dispatch_error` for a missing backend branch.
+NOT_YET = re.compile(r"not implemented yet|has no \w+ implementation yet")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -83,11 +88,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call() -> Generator[None, object, object]:
-    """Report a stub's "not implemented yet" as an expected failure, with its message."""
+    """Report a stub's "not implemented yet", or a missing backend branch, as an expected failure,
+    with its message."""
     try:
         return (yield)
     except NotImplementedError as error:
-        if "not implemented yet" not in str(error):
+        if not NOT_YET.search(str(error)):
             raise
         pytest.xfail(str(error))
 

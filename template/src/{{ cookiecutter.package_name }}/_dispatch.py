@@ -7,7 +7,8 @@ where it happens. This module holds the shared pieces only:
 {%- if cookiecutter.jax %}
 - `is_jax_array`, which recognises a JAX array without importing JAX
 {%- endif %}
-- `dispatch_error`, the `TypeError` for operands that match no backend or mix backends
+- `dispatch_error`, the `TypeError` for operands that match no backend or mix backends, and
+  `MissingBackendError` for a backend a function has no implementation for yet
 """
 
 from __future__ import annotations
@@ -62,8 +63,28 @@ def backend(x: object) -> str | None:
     return None
 
 
+# The backend of each array type: its name in prose and in the private functions' names.
+BACKENDS = {
+    "numpy.ndarray": ("NumPy", "numpy"),
+    "torch.Tensor": ("PyTorch", "pytorch"),
+{%- if cookiecutter.jax %}
+    "jax.Array": ("JAX", "jax"),
+{%- endif %}
+}
+
+
+class MissingBackendError(TypeError, NotImplementedError):
+    """A backend this package accepts, but that one function has no implementation for yet.
+
+    This happens when JAX is switched on in a repo whose modules were written without it. It is a
+    `TypeError` like the other dispatch errors, and a `NotImplementedError`, so the tests report it
+    as "not implemented yet" (XFAIL), as they do for the scaffold's stubs.
+    """
+
+
 def dispatch_error(function: Callable[..., object], **operands: object) -> TypeError:
-    """The error for operands that match no backend, or that come from different backends.
+    """The error for operands that match no backend, that come from different backends, or whose
+    one backend `function` has no branch for (a `MissingBackendError`).
 
     Built only after dispatch has failed, so it costs nothing on the fast path.
     """
@@ -74,6 +95,13 @@ def dispatch_error(function: Callable[..., object], **operands: object) -> TypeE
                 f"{name}() got {operand} of type {_type_name(value)}; expected {ACCEPTED} "
                 "(convert lists, scalars and pandas objects with numpy.asarray first)"
             )
+    backends = {backend(value) for value in operands.values()}
+    if len(backends) == 1:
+        prose, suffix = BACKENDS[str(backends.pop())]
+        return MissingBackendError(
+            f"{name}() has no {prose} implementation yet: add `_{name}_{suffix}`, a port of "
+            f'`_{name}_numpy`, and its branch in {name}() (see README.md, "Switch JAX on later")'
+        )
     found = ", ".join(f"{operand} is {backend(value)}" for operand, value in operands.items())
     return TypeError(
         f"{name}() got operands from different backends ({found}); convert them to one backend"
