@@ -7,8 +7,8 @@ where it happens. This module holds the shared pieces only:
 {%- if cookiecutter.jax %}
 - `is_jax_array`, which recognises a JAX array without importing JAX
 {%- endif %}
-- `dispatch_error`, the `TypeError` for operands that match no backend or mix backends, and
-  `MissingBackendError` for a backend a function has no implementation for yet
+- `dispatch_error`, the `TypeError` for operands that match no backend or mix backends{% if cookiecutter.jax %}, and
+  `MissingBackendError` for JAX arrays given to a function without a JAX branch yet{% endif %}
 """
 
 from __future__ import annotations
@@ -61,30 +61,22 @@ def backend(x: object) -> str | None:
         return "jax.Array"
 {%- endif %}
     return None
-
-
-# The backend of each array type: its name in prose and in the private functions' names.
-BACKENDS = {
-    "numpy.ndarray": ("NumPy", "numpy"),
-    "torch.Tensor": ("PyTorch", "pytorch"),
 {%- if cookiecutter.jax %}
-    "jax.Array": ("JAX", "jax"),
-{%- endif %}
-}
 
 
 class MissingBackendError(TypeError, NotImplementedError):
-    """A backend this package accepts, but that one function has no implementation for yet.
+    """JAX arrays for a function that has no JAX implementation yet.
 
     This happens when JAX is switched on in a repo whose modules were written without it. It is a
     `TypeError` like the other dispatch errors, and a `NotImplementedError`, so the tests report it
     as "not implemented yet" (XFAIL), as they do for the scaffold's stubs.
     """
+{%- endif %}
 
 
 def dispatch_error(function: Callable[..., object], **operands: object) -> TypeError:
-    """The error for operands that match no backend, that come from different backends, or whose
-    one backend `function` has no branch for (a `MissingBackendError`).
+    """The error for operands that match no backend or that come from different backends{% if cookiecutter.jax %}, or
+    for JAX arrays given to a `function` without a JAX branch (a `MissingBackendError`){% endif %}.
 
     Built only after dispatch has failed, so it costs nothing on the fast path.
     """
@@ -95,13 +87,13 @@ def dispatch_error(function: Callable[..., object], **operands: object) -> TypeE
                 f"{name}() got {operand} of type {_type_name(value)}; expected {ACCEPTED} "
                 "(convert lists, scalars and pandas objects with numpy.asarray first)"
             )
-    backends = {backend(value) for value in operands.values()}
-    if len(backends) == 1:
-        prose, suffix = BACKENDS[str(backends.pop())]
+{%- if cookiecutter.jax %}
+    if all(is_jax_array(value) for value in operands.values()):
         return MissingBackendError(
-            f"{name}() has no {prose} implementation yet: add `_{name}_{suffix}`, a port of "
+            f"{name}() has no JAX implementation yet: add `_{name}_jax`, a port of "
             f'`_{name}_numpy`, and its branch in {name}() (see README.md, "Switch JAX on later")'
         )
+{%- endif %}
     found = ", ".join(f"{operand} is {backend(value)}" for operand, value in operands.items())
     return TypeError(
         f"{name}() got operands from different backends ({found}); convert them to one backend"
