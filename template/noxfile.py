@@ -130,5 +130,13 @@ def train(session: nox.Session) -> None:
     session.run("python", TRAIN_EXAMPLE, *session.posargs)
 
 
+@nox.session(default=False)
+def train_distributed(session: nox.Session) -> None:
+    """Run the training example in 2 CPU processes with torchrun (its options after `--`)."""
+    install(session, TORCH_INDEX_URL)
+    torchrun = ["python", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
+    session.run(*torchrun, TRAIN_EXAMPLE, *session.posargs)
+
+
 if __name__ == "__main__":
     nox.main()
