@@ -183,25 +183,36 @@ def train(
     model = torch.nn.Linear(FEATURES, CLASSES).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
 
-    def evaluate(epoch: int) -> float:
+    losses: list[float] = []  # on the whole data, before training and after each epoch
+
+    def end_of_epoch(epoch: int) -> None:
+        """Process 0: evaluate on the whole data, save the checkpoint, then report."""
         with torch.no_grad():
             logits = model(points)
             loss = cross_entropy(logits, labels).item()
             accuracy = (softmax(logits).argmax(dim=-1) == labels).float().mean().item()
+        losses.append(loss)
+        if args.output:
+            save(
+                args.output / CHECKPOINT,
+                model=model.state_dict(),
+                optimizer=optimizer.state_dict(),
+                epoch=epoch,
+                losses=losses,
+                arguments=arguments(args),
+            )
         report = f"epoch {epoch:3d}/{args.epochs}  loss {loss:.4f}  accuracy {accuracy:.3f}"
-        print(report, flush=True)
-        return loss
+        print(report, flush=True)  # once saved: a reported epoch can be resumed
 
-    first_epoch = 1
     if checkpoint is not None:
         model.load_state_dict(checkpoint["model"])
         optimizer.load_state_dict(checkpoint["optimizer"])
-        first_epoch = checkpoint["epoch"] + 1
-        losses = checkpoint["losses"]
+        losses.extend(checkpoint["losses"])
         if rank == 0:
             print(f"resuming {args.output} after epoch {checkpoint['epoch']}", flush=True)
-    else:
-        losses = [evaluate(0)] if rank == 0 else []
+    elif rank == 0:
+        end_of_epoch(0)
+    first_epoch = checkpoint["epoch"] + 1 if checkpoint else 1
     # Averages the gradients across processes during backward(); one process needs no wrapper.
     parallel = dist.is_initialized()
     ids = [device] if device.type == "cuda" else None
@@ -215,16 +226,7 @@ def train(
             loss.backward()
             optimizer.step()
         if rank == 0:
-            losses.append(evaluate(epoch))
-            if args.output:
-                save(
-                    args.output / CHECKPOINT,
-                    model=model.state_dict(),
-                    optimizer=optimizer.state_dict(),
-                    epoch=epoch,
-                    losses=losses,
-                    arguments=arguments(args),
-                )
+            end_of_epoch(epoch)
 
     return {
         "final_loss": losses[-1] if losses else None,
