@@ -126,33 +126,35 @@ def test_two_processes_take_the_steps_of_one(repo: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("repo", LAYOUTS, ids=lambda combination: combination.id, indirect=True)
-def test_killed_and_resumed_run_ends_where_an_uninterrupted_one_does(repo: Path) -> None:
+def test_killed_and_resumed_run_ends_where_an_uninterrupted_one_does(repo: Path, tmp_path: Path) -> None:
     # Enough data that an epoch takes a noticeable time: the kill lands mid-run.
     arguments = ["--samples", "32768", "--epochs", "8"]
     train(repo, *arguments, "--output", "runs/whole", processes=2)
 
-    command = [*TORCHRUN, "--nproc_per_node=2", "examples/train.py", *arguments, "--output", "runs/parts"]
-    process = subprocess.Popen(command, cwd=repo, env=environment(repo), stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    seen = []
-    for line in process.stdout:  # process 0 reports an epoch after saving its checkpoint
-        seen.append(line)
-        if line.startswith("epoch   2/"):
-            # As `scancel` or a preemption does: torchrun passes SIGTERM on to its processes.
-            process.send_signal(signal.SIGTERM)
-            break
-    process.stdout.close()
-    assert process.wait(timeout=60) != 0, "".join(seen)
-    assert not running("runs/parts"), "training processes outlived torchrun"
+    parts = str(repo / "runs/parts")  # absolute: it names this test's processes on the machine
+    command = [*TORCHRUN, "--nproc_per_node=2", "examples/train.py", *arguments, "--output", parts]
+    with (tmp_path / "stderr").open("w") as stderr:
+        process = subprocess.Popen(
+            command, cwd=repo, env=environment(repo), stdout=subprocess.PIPE, stderr=stderr, text=True
+        )
+        assert process.stdout is not None
+        for line in process.stdout:  # process 0 reports an epoch after saving its checkpoint
+            if line.startswith("epoch   2/"):
+                # As `scancel` or a preemption does: torchrun passes SIGTERM on to its processes.
+                process.send_signal(signal.SIGTERM)
+                break
+        process.communicate(timeout=60)
+    assert process.returncode != 0, (tmp_path / "stderr").read_text()
+    assert not running(parts), "training processes outlived torchrun"
     assert not (repo / "runs/parts/metrics.json").exists()
 
-    log, _ = train(repo, *arguments, "--output", "runs/parts", "--resume", processes=2)
+    log, _ = train(repo, *arguments, "--output", parts, "--resume", processes=2)
     resumed_after = record(repo / "runs/parts")["resumed_after_epoch"]
     assert 2 <= resumed_after < 8, log
-    assert f"resuming runs/parts after epoch {resumed_after}" in log
-    whole, parts = record(repo / "runs/whole"), record(repo / "runs/parts")
-    assert parts["losses"] == whole["losses"]
-    assert parts["parameters_sha256"] == whole["parameters_sha256"]
+    assert f"resuming {parts} after epoch {resumed_after}" in log
+    whole, resumed = record(repo / "runs/whole"), record(repo / "runs/parts")
+    assert resumed["losses"] == whole["losses"]
+    assert resumed["parameters_sha256"] == whole["parameters_sha256"]
 
 
 @pytest.mark.slow
