@@ -174,6 +174,25 @@ def test_torchrun_refuses_bad_input_once(repo: Path, processes: int, arguments: 
     assert result.stderr.count("train.py: error:") == 1, result.stderr  # from process 0 only
 
 
+@pytest.mark.parametrize(
+    ("folder", "variables", "message"),
+    [
+        (".", {}, "not in a Slurm job: submit it, e.g. `sbatch --nodes=1 --ntasks=2"),
+        ("src", {"SLURM_JOB_ID": "7"}, "submit the job from the repo's root"),
+    ],
+    ids=["outside-slurm", "outside-the-repo"],
+)
+def test_sbatch_script_says_how_to_submit_it(
+    rendered: Render, folder: str, variables: dict[str, str], message: str
+) -> None:
+    repo = rendered("cookiecutter", COMBINATIONS[0])
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SLURM_")} | variables
+    script = repo / "scripts/slurm/train.sbatch"
+    result = subprocess.run(["bash", script], cwd=repo / folder, env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
 # --- A real one-node Slurm cluster -----------------------------------------------------------------------------
 
 SLURM_PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "sinfo", "squeue", "scancel")
