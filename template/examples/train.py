@@ -80,9 +80,9 @@ def problem_with(args: argparse.Namespace, world_size: int) -> str | None:
     """What is wrong with this command line for `world_size` processes, if anything."""
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
-        return "--device cuda: no CUDA device found (torch.cuda.is_available() is False)"
+        return "--device cuda: no CUDA device found (torch.cuda.is_available()); use --device cpu"
     if device.type == "mps" and not torch.backends.mps.is_available():
-        return "--device mps: no MPS device found (torch.backends.mps.is_available())"
+        return "--device mps: no MPS device found (torch.backends.mps); use --device cpu"
     if world_size > args.samples:
         return (
             f"{world_size} processes but only {args.samples} samples: start at most "
