@@ -171,6 +171,14 @@ def train(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def train_distributed(session: nox.Session) -> None:
+    """Run the training example in 2 CPU processes with torchrun (its options after `--`)."""
+    install(session, TORCH_INDEX_URL)
+    torchrun = ["python", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
+    session.run(*torchrun, TRAIN_EXAMPLE, *session.posargs)
+
+
+@nox.session(default=False)
 def template_update(session: nox.Session) -> None:
     """Bring the template's newest release into a new branch: commit, and print the pull request's
     title and body (nothing is pushed, merged, or resolved; conflicts are committed as they are)."""

@@ -3,8 +3,8 @@
 For each combination (single/split layout, with and without JAX), in a private copy of the render:
 the repo's own `ruff check`, `ruff format --check` and `mypy` pass, and its test suite passes for
 real; importing the package does not import JAX; the scaffold creates an algorithm whose tests
-report "not implemented yet" and pass once the stubs are written; the training example learns.
-The two layouts hold the same functions, with the same docstrings and code.
+report "not implemented yet" and pass once the stubs are written (the training example:
+test_training.py). The two layouts hold the same functions, with the same docstrings and code.
 
 The generated suite runs with `PYTHONPATH=src` (nothing installed), as on a machine without
 network access; the generated noxfile installs the package for real.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from render import BIN, COMBINATIONS, Combination, Render, only_child, render_cookiecutter, run
+from render import BIN, Combination, Render, only_child, render_cookiecutter, run
 
 PACKAGE = "my_research_project"  # from the default answers
 ALGORITHMS = ("softmax", "cross_entropy")
@@ -170,26 +170,6 @@ def implement_layer_norm(repo: Path, combination: Combination) -> None:
         text = path.read_text(encoding="utf-8")
         assert text.count(STUBS[backend]) == 1, text
         path.write_text(text.replace(STUBS[backend], IMPLEMENTATIONS[backend]), encoding="utf-8")
-
-
-@pytest.mark.slow
-def test_training_example_learns(rendered: Render, tmp_path: Path) -> None:
-    repo = Path(shutil.copytree(rendered("cookiecutter", COMBINATIONS[0]), tmp_path / "repo"))
-    output = run_in(repo, sys.executable, "examples/train.py", "--epochs", "3").stdout
-    losses = [float(loss) for loss in re.findall(r"loss (\d+\.\d+)", output)]
-    assert len(losses) == 4, output
-    assert losses == sorted(losses, reverse=True), output
-    assert losses[-1] < 0.25 * losses[0], output
-    if not _has_cuda():
-        refused = run_in(repo, sys.executable, "examples/train.py", "--device", "cuda", check=False)
-        assert refused.returncode == 2
-        assert "no CUDA device found" in refused.stderr
-
-
-def _has_cuda() -> bool:
-    import torch
-
-    return bool(torch.cuda.is_available())
 
 
 # --- The two layouts hold the same code ---------------------------------------------------------

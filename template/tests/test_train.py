@@ -1,20 +1,30 @@
-"""The training example learns: softmax regression's loss goes down."""
+"""The training example learns, resumes where it stopped, refuses bad input, and gives the same
+parameters in two processes as in one (a slow test: `pytest -m slow`)."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
+import torch
 
 import parity
 from parity import Target
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "train.py"
+QUICK = ["--samples", "512", "--epochs", "3"]
+# N processes reach one process's parameters up to the order of float32 sums (see train.py).
+RTOL, ATOL = 1e-5, 1e-6
 
 
-def load_example() -> ModuleType:
+@pytest.fixture(scope="module")
+def example() -> ModuleType:
     spec = importlib.util.spec_from_file_location("train", EXAMPLE)
     assert spec is not None
     assert spec.loader is not None
@@ -23,9 +33,100 @@ def load_example() -> ModuleType:
     return module
 
 
+def record(output: Path) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads((output / "metrics.json").read_text(encoding="utf-8"))
+    return result
+
+
 @pytest.mark.parametrize("target", parity.targets(["torch"], ["float32"]), ids=str)
-def test_loss_goes_down(target: Target, capsys: pytest.CaptureFixture[str]) -> None:
-    losses = load_example().train(epochs=2, device=target.device, seed=0, samples=512)
-    assert len(losses) == 3  # before training, then after each epoch
-    assert losses[-1] < 0.5 * losses[0]
-    assert "epoch   2/2" in capsys.readouterr().out
+def test_loss_goes_down(
+    example: ModuleType, target: Target, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    example.main([*QUICK, "--device", target.device, "--output", str(tmp_path)])
+    run = record(tmp_path)
+    assert len(run["losses"]) == 4  # before training, then after each epoch
+    assert run["final_loss"] < 0.5 * run["losses"][0]
+    assert (run["world_size"], run["seed"], run["arguments"]["epochs"]) == (1, 0, 3)
+    assert run["torch_version"] == torch.__version__
+    assert (tmp_path / "checkpoint.pt").exists()
+    assert "epoch   3/3" in capsys.readouterr().out
+
+
+def test_resumed_run_ends_where_an_uninterrupted_one_does(
+    example: ModuleType, tmp_path: Path
+) -> None:
+    example.main([*QUICK, "--output", str(tmp_path / "whole")])
+    example.main([*QUICK, "--epochs", "1", "--output", str(tmp_path / "parts")])  # stopped early
+    example.main([*QUICK, "--output", str(tmp_path / "parts"), "--resume"])
+    whole, parts = record(tmp_path / "whole"), record(tmp_path / "parts")
+    assert parts["resumed_after_epoch"] == 1
+    assert parts["losses"] == whole["losses"]
+    assert parts["parameters_sha256"] == whole["parameters_sha256"]
+
+
+# (id, arguments, processes (WORLD_SIZE), a checkpoint in --output first, what the error says)
+BAD_INPUT = [
+    ("more-processes-than-samples", [], 600, False, "600 processes but only 512 samples"),
+    ("batch-does-not-split", [], 3, False, "must split evenly across 3 processes"),
+    ("checkpoint-without-resume", [], 1, True, "holds another run's checkpoint: pass --resume"),
+    ("resume-without-checkpoint", ["--resume"], 1, False, "--resume: no checkpoint.pt in"),
+    ("resume-with-another-seed", ["--resume", "--seed", "1"], 1, True, "with --seed 0, not 1"),
+]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "processes", "checkpoint", "message"),
+    [case[1:] for case in BAD_INPUT],
+    ids=[case[0] for case in BAD_INPUT],
+)
+def test_refuses_bad_input(
+    example: ModuleType,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    arguments: list[str],
+    processes: int,
+    checkpoint: bool,
+    message: str,
+) -> None:
+    output = tmp_path / "run"
+    if checkpoint:
+        example.main([*QUICK, "--output", str(output)])
+    before = {path.name: path.read_bytes() for path in output.glob("*")}
+    capsys.readouterr()
+    monkeypatch.setenv("WORLD_SIZE", str(processes))  # as torchrun sets it; read before starting
+    with pytest.raises(SystemExit) as exit_info:
+        example.main([*QUICK, "--output", str(output), *arguments])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert {path.name: path.read_bytes() for path in output.glob("*")} == before  # untouched
+
+
+def test_refuses_cuda_without_cuda(
+    example: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("Requires: a machine without a CUDA device")
+    with pytest.raises(SystemExit) as exit_info:
+        example.main(["--device", "cuda", "--output", str(tmp_path / "run")])
+    assert exit_info.value.code == 2
+    assert "--device cuda: no CUDA device found" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def torchrun(processes: int, *arguments: str) -> None:
+    """Run the example in `processes` processes on this machine (a free port for each run)."""
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    command = [*launcher, f"--nproc_per_node={processes}", str(EXAMPLE), *arguments]
+    subprocess.run(command, check=True, capture_output=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_two_processes_take_the_steps_of_one(tmp_path: Path) -> None:
+    torchrun(1, *QUICK, "--output", str(tmp_path / "one"))
+    torchrun(2, *QUICK, "--output", str(tmp_path / "two"))
+    one, two = record(tmp_path / "one"), record(tmp_path / "two")
+    assert (one["world_size"], two["world_size"]) == (1, 2)
+    torch.testing.assert_close(two["losses"], one["losses"], rtol=RTOL, atol=ATOL)
+    models = [torch.load(tmp_path / run / "checkpoint.pt")["model"] for run in ("one", "two")]
+    torch.testing.assert_close(models[1], models[0], rtol=RTOL, atol=ATOL)

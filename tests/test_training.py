@@ -1,0 +1,351 @@
+"""The generated training example at every scale: one process, two torchrun processes, a run
+killed and resumed, and a job on a real one-node Slurm cluster started here.
+
+Two processes must reach the parameters of one within the tolerance that `examples/train.py`
+states (the batch-size option is the global batch); a resumed run must end bit for bit where an
+uninterrupted one does. `examples/train.py` is the same file in every combination of options, but
+it imports the package, whose modules differ by layout: the comparisons run in both layouts
+(single without JAX, split with JAX).
+
+The Slurm test needs Debian's `slurm-wlm` and `munge` packages (`.ci/run` installs them) and root.
+It starts a private `munged` (its own key and socket), `slurmctld` and `slurmd` on the loopback
+address with a configuration in a temporary folder (no cgroups: `proctrack/linuxproc`,
+`task/none`), submits the generated `scripts/slurm/train.sbatch` with `sbatch --wait --nodes=1
+--ntasks=2`, and stops every daemon it started, also when the test fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from render import BIN, COMBINATIONS, Combination, Render, run
+
+# Both layouts, and with and without JAX, in two renders.
+LAYOUTS = [Combination("single", False), Combination("split", True)]
+# Stated in the generated examples/train.py: N processes against one, float32 sums reordered.
+RTOL, ATOL = 1e-5, 1e-6
+TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+
+
+def environment(repo: Path) -> dict[str, str]:
+    """The generated package importable (not installed), and this venv's tools first on PATH."""
+    return {**os.environ, "PYTHONPATH": str(repo / "src"), "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+
+
+def train(repo: Path, *arguments: str, processes: int = 0) -> tuple[str, float]:
+    """Run examples/train.py in `repo`: as `python` (0 processes) or through torchrun; its output
+    and wall time."""
+    launcher = [*TORCHRUN, f"--nproc_per_node={processes}"] if processes else [sys.executable]
+    start = time.perf_counter()
+    result = run([*launcher, "examples/train.py", *arguments], cwd=repo, env=environment(repo), timeout=600)
+    return result.stdout, time.perf_counter() - start
+
+
+def record(output: Path) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads((output / "metrics.json").read_text(encoding="utf-8"))
+    return result
+
+
+def parameters(output: Path) -> dict[str, torch.Tensor]:
+    model: dict[str, torch.Tensor] = torch.load(output / "checkpoint.pt", weights_only=True)["model"]
+    return model
+
+
+def running(argument: str) -> list[str]:
+    """The command lines of this machine's processes that contain `argument` (Linux)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):  # the process ended meanwhile
+            command = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if argument in command:
+                found.append(command)
+    return found
+
+
+def assert_same_run(actual: Path, expected: Path) -> None:
+    """The two runs took the same steps: same losses and final parameters within the tolerance."""
+    torch.testing.assert_close(record(actual)["losses"], record(expected)["losses"], rtol=RTOL, atol=ATOL)
+    torch.testing.assert_close(parameters(actual), parameters(expected), rtol=RTOL, atol=ATOL)
+
+
+@pytest.fixture
+def repo(rendered: Render, request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """A private copy of a render (the test's `combination` parameter, or the first one)."""
+    combination = getattr(request, "param", COMBINATIONS[0])
+    return Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+
+
+@pytest.mark.slow
+def test_training_example_learns(repo: Path) -> None:
+    output, _ = train(repo, "--epochs", "3")
+    losses = [float(loss) for loss in re.findall(r"loss (\d+\.\d+)", output)]
+    assert len(losses) == 4, output
+    assert losses == sorted(losses, reverse=True), output
+    assert losses[-1] < 0.25 * losses[0], output
+    if not torch.cuda.is_available():
+        refused = subprocess.run(
+            [sys.executable, "examples/train.py", "--device", "cuda"],
+            cwd=repo,
+            env=environment(repo),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert refused.returncode == 2
+        assert "no CUDA device found" in refused.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("repo", LAYOUTS, ids=lambda combination: combination.id, indirect=True)
+def test_two_processes_take_the_steps_of_one(repo: Path) -> None:
+    log_one, seconds_one = train(repo, "--output", "runs/one")
+    log_two, seconds_two = train(repo, "--output", "runs/two", processes=2)
+    one, two = record(repo / "runs/one"), record(repo / "runs/two")
+    assert (one["world_size"], two["world_size"]) == (1, 2)
+    assert one["arguments"]["batch_size"] == two["arguments"]["batch_size"] == 128
+    assert_same_run(repo / "runs/two", repo / "runs/one")
+    # Only process 0 reports: one line per epoch (and the one before training), as with one process.
+    assert log_two.count("epoch ") == log_one.count("epoch ") == 21
+    print(f"1 process: {seconds_one:.1f} s, 2 torchrun processes: {seconds_two:.1f} s (wall, default arguments)")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("repo", LAYOUTS, ids=lambda combination: combination.id, indirect=True)
+def test_killed_and_resumed_run_ends_where_an_uninterrupted_one_does(repo: Path, tmp_path: Path) -> None:
+    # Enough data that an epoch takes a noticeable time: the kill lands mid-run.
+    arguments = ["--samples", "32768", "--epochs", "8"]
+    train(repo, *arguments, "--output", "runs/whole", processes=2)
+
+    parts = str(repo / "runs/parts")  # absolute: it names this test's processes on the machine
+    command = [*TORCHRUN, "--nproc_per_node=2", "examples/train.py", *arguments, "--output", parts]
+    with (tmp_path / "stderr").open("w") as stderr:
+        process = subprocess.Popen(
+            command, cwd=repo, env=environment(repo), stdout=subprocess.PIPE, stderr=stderr, text=True
+        )
+        assert process.stdout is not None
+        for line in process.stdout:  # process 0 reports an epoch after saving its checkpoint
+            if line.startswith("epoch   2/"):
+                # As `scancel` or a preemption does: torchrun passes SIGTERM on to its processes.
+                process.send_signal(signal.SIGTERM)
+                break
+        process.communicate(timeout=60)
+    assert process.returncode != 0, (tmp_path / "stderr").read_text()
+    assert not running(parts), "training processes outlived torchrun"
+    assert not (repo / "runs/parts/metrics.json").exists()
+
+    log, _ = train(repo, *arguments, "--output", parts, "--resume", processes=2)
+    resumed_after = record(repo / "runs/parts")["resumed_after_epoch"]
+    assert 2 <= resumed_after < 8, log
+    assert f"resuming {parts} after epoch {resumed_after}" in log
+    whole, resumed = record(repo / "runs/whole"), record(repo / "runs/parts")
+    assert resumed["losses"] == whole["losses"]
+    assert resumed["parameters_sha256"] == whole["parameters_sha256"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("processes", "arguments", "message"),
+    [
+        (2, ["--samples", "1"], "2 processes but only 1 samples"),
+        (2, ["--batch-size", "127"], "must split evenly across 2 processes"),
+    ],
+    ids=["more-processes-than-samples", "batch-does-not-split"],
+)
+def test_torchrun_refuses_bad_input_once(repo: Path, processes: int, arguments: list[str], message: str) -> None:
+    command = [*TORCHRUN, f"--nproc_per_node={processes}", "examples/train.py", *arguments]
+    result = subprocess.run(command, cwd=repo, env=environment(repo), capture_output=True, text=True, check=False)
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert result.stderr.count("train.py: error:") == 1, result.stderr  # from process 0 only
+
+
+@pytest.mark.parametrize(
+    ("folder", "variables", "message"),
+    [
+        (".", {}, "not in a Slurm job: submit it, e.g. `sbatch --nodes=1 --ntasks=2"),
+        ("src", {"SLURM_JOB_ID": "7"}, "submit the job from the repo's root"),
+    ],
+    ids=["outside-slurm", "outside-the-repo"],
+)
+def test_sbatch_script_says_how_to_submit_it(
+    rendered: Render, folder: str, variables: dict[str, str], message: str
+) -> None:
+    repo = rendered("cookiecutter", COMBINATIONS[0])
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SLURM_")} | variables
+    script = repo / "scripts/slurm/train.sbatch"
+    result = subprocess.run(["bash", script], cwd=repo / folder, env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+# --- A real one-node Slurm cluster -----------------------------------------------------------------------------
+
+SLURM_PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "sinfo", "squeue", "scancel")
+SBIN_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def slurm_conf(folder: Path, node: str) -> str:
+    """One node (this machine, by its host name) and one partition, everything on the loopback address."""
+    return f"""\
+ClusterName=templatetest
+SlurmctldHost={node}(127.0.0.1)
+SlurmctldPort={free_port()}
+SlurmdPort={free_port()}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket={folder}/munge.socket
+CredType=cred/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmdParameters=config_overrides
+MpiDefault=none
+ReturnToService=2
+StateSaveLocation={folder}/state
+SlurmdSpoolDir={folder}/spool
+SlurmctldPidFile={folder}/slurmctld.pid
+SlurmdPidFile={folder}/slurmd.pid
+SlurmctldLogFile={folder}/slurmctld.log
+SlurmdLogFile={folder}/slurmd.log
+NodeName={node} NodeAddr=127.0.0.1 CPUs={max(2, os.cpu_count() or 1)} State=UNKNOWN
+PartitionName=templatetest Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+"""
+
+
+class Daemons:
+    """The daemons this test started, stopped by their process ids (and their process groups)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.started: list[subprocess.Popen[bytes]] = []
+
+    def start(self, *command: str) -> None:
+        log = (self.folder / f"{command[0]}.out").open("wb")
+        path = shutil.which(command[0], path=SBIN_PATH)
+        assert path is not None
+        self.started.append(
+            subprocess.Popen([path, *command[1:]], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        )
+        log.close()
+
+    def logs(self) -> str:
+        return "\n".join(
+            f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}" for path in self.folder.glob("*.out")
+        )
+
+    def wait_for(self, ready: Any, what: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            dead = [process.args for process in self.started if process.poll() is not None]
+            if dead or time.monotonic() > deadline:
+                pytest.fail(f"Slurm: {what} did not happen (exited: {dead})\n{self.logs()}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        for process in reversed(self.started):
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:  # slurmd ignores SIGTERM while it retries a registration
+                    process.kill()
+                    process.wait(timeout=15)
+            with contextlib.suppress(ProcessLookupError):  # anything it left in its process group
+                os.killpg(process.pid, signal.SIGKILL)
+        self.started.clear()
+
+
+def squeue(env: dict[str, str]) -> str:
+    """The jobs in the queue, one a line (empty when there are none)."""
+    return subprocess.run(["squeue", "-h"], env=env, capture_output=True, text=True, check=False).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """A one-node Slurm cluster on this machine: the variable its commands need, SLURM_CONF."""
+    missing = [name for name in SLURM_PROGRAMS if shutil.which(name, path=SBIN_PATH) is None]
+    if missing:
+        pytest.skip(
+            f"Slurm is not installed ({', '.join(missing)} not found): install Debian's packages with "
+            "`sudo apt-get install slurm-wlm munge` to run this test"
+        )
+    if os.geteuid() != 0:
+        pytest.skip("a private Slurm cluster needs root (slurmd runs jobs as their user): run as root, as CI does")
+    folder = tmp_path_factory.mktemp("slurm")
+    (folder / "state").mkdir()
+    (folder / "spool").mkdir()
+    key = folder / "munge.key"
+    key.write_bytes(os.urandom(1024))
+    key.chmod(0o600)
+    node = socket.gethostname().split(".")[0]  # slurmd finds its NodeName by the short host name
+    conf = folder / "slurm.conf"
+    conf.write_text(slurm_conf(folder, node), encoding="utf-8")
+    env = {**os.environ, "SLURM_CONF": str(conf)}
+
+    daemons = Daemons(folder)
+    try:
+        # --force: the socket's folder is private to root (munged would want it open to all users).
+        files = [f"--{name}={folder}/munged.{name.split('-')[0]}" for name in ("pid-file", "log-file", "seed-file")]
+        daemons.start(
+            "munged", "--foreground", "--force", f"--socket={folder}/munge.socket", f"--key-file={key}", *files
+        )
+        daemons.wait_for((folder / "munge.socket").exists, "munged's socket")
+        daemons.start("slurmctld", "-D", "-f", str(conf))
+        daemons.start("slurmd", "-D", "-f", str(conf), "-N", node)
+
+        def node_idle() -> bool:
+            sinfo = subprocess.run(["sinfo", "-h", "-o", "%T"], env=env, capture_output=True, text=True, check=False)
+            return sinfo.stdout.strip() == "idle"
+
+        daemons.wait_for(node_idle, f"node {node} idle in sinfo")
+        yield {"SLURM_CONF": str(conf)}
+        # Cancel what a failed test left running, so that no job outlives the cluster.
+        subprocess.run(["scancel", "--partition=templatetest"], env=env, capture_output=True, check=False)
+        daemons.wait_for(lambda: not squeue(env), "the end of every job")
+    finally:
+        daemons.stop()
+
+
+@pytest.mark.slow
+def test_slurm_job_matches_one_process(repo: Path, slurm: dict[str, str]) -> None:
+    train(repo, "--output", "runs/one")
+    env = {**environment(repo), **slurm, "MASTER_PORT": str(free_port())}
+    command = ["sbatch", "--wait", "--nodes=1", "--ntasks=2", "scripts/slurm/train.sbatch"]
+    start = time.perf_counter()
+    submitted = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, check=False, timeout=600)
+    seconds = time.perf_counter() - start
+    job = re.search(r"Submitted batch job (\d+)", submitted.stdout)
+    assert job is not None, submitted.stdout + submitted.stderr
+    log = repo / f"slurm-{job[1]}.out"
+    assert submitted.returncode == 0, log.read_text() if log.exists() else submitted.stderr
+
+    job_record = record(repo / "runs" / job[1])
+    assert job_record["world_size"] == 2
+    assert job_record["arguments"] == {**record(repo / "runs/one")["arguments"], "output": f"runs/{job[1]}"}
+    assert_same_run(repo / "runs" / job[1], repo / "runs/one")
+    assert log.read_text().count("epoch ") == 21  # process 0 alone reports
+    print(f"sbatch --wait, submission to finished job: {seconds:.1f} s")
