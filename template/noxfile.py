@@ -37,6 +37,7 @@ EXTRAS = ",".join(PYPROJECT["project"].get("optional-dependencies", {}))
 PROJECT = f".[{EXTRAS}]" if EXTRAS else "."
 
 TEST_REQUIREMENTS = nox.project.dependency_groups(PYPROJECT, "test")
+BENCH_REQUIREMENTS = nox.project.dependency_groups(PYPROJECT, "bench")
 
 # torch is installed first, on its own and pinned, from an index the environment can change.
 TORCH_VERSION = os.environ.get("TORCH_VERSION", "2.13.0")
@@ -47,6 +48,7 @@ TORCH_CUDA_INDEX_URL = os.environ.get("TORCH_CUDA_INDEX_URL", CUDA_INDEX)
 REQUIRE_GPU = os.environ.get("REQUIRE_GPU", "") not in {"", "0"}
 
 TRAIN_EXAMPLE = "examples/train.py"
+BENCH_SCRIPT = "scripts/bench.py"
 
 
 def dev_tool(name: str) -> str:
@@ -128,6 +130,16 @@ def train(session: nox.Session) -> None:
     """Run the training example on the CPU (pass its options after `--`, e.g. `-- --epochs 5`)."""
     install(session, TORCH_INDEX_URL)
     session.run("python", TRAIN_EXAMPLE, *session.posargs)
+
+
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Time every public function per backend, eager and compiled: a table, and Markdown, JSON
+    and a plot in bench-results/ (options after `--`, e.g. `-- --device cuda`, `-- --help`)."""
+    # A GPU run gets a CUDA build of torch; the timings are then written with that build.
+    cuda = any(arg in {"cuda", "--device=cuda"} for arg in session.posargs)
+    install(session, TORCH_CUDA_INDEX_URL if cuda else TORCH_INDEX_URL, *BENCH_REQUIREMENTS)
+    session.run("python", BENCH_SCRIPT, *session.posargs)
 
 
 if __name__ == "__main__":
