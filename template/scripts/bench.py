@@ -57,7 +57,7 @@ class Profile:
 
 
 PROFILES = {
-    "quick": Profile((10**3, 10**4, 10**5), min_run_time=0.1, most_sizes=3),
+    "quick": Profile(tuple(10**k for k in range(3, 7)), min_run_time=0.1, most_sizes=4),
     "thorough": Profile(tuple(10**k for k in range(2, 8)), min_run_time=1.0, most_sizes=100),
 }
 

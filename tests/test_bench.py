@@ -1,0 +1,153 @@
+"""The benchmark a repo is generated with: `scripts/bench.py`, behind `nox -s bench`.
+
+In every combination, with an algorithm scaffolded and written, the benchmark times every public
+function on every backend, eager and compiled, and writes a table, Markdown, JSON and a real PNG;
+`--compare` names a port that got slower; bad input gets a message and exit status 2, no
+traceback. Sizes and sampling are tiny here: these tests check what is written, not how fast.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_generated_repo import PACKAGE, implement_layer_norm, run_in
+
+from render import BIN, COMBINATIONS, Combination, Render
+
+FUNCTIONS = ["cross_entropy", "layer_norm", "softmax"]  # the package's __all__ once scaffolded
+TINY = ["--sizes", "64,256", "--min-run-time", "0.01", "--threads", "1"]
+NUMBERS = ["median_s", "q1_s", "q3_s", "first_call_s", "speedup"]
+
+
+@pytest.fixture
+def repo(rendered: Render, combination: Combination, tmp_path: Path) -> Path:
+    """A private copy of the combination's render, with `layer_norm` scaffolded but not written."""
+    repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+    run_in(repo, sys.executable, "scripts/new_algorithm.py", "layer_norm")
+    return repo
+
+
+def bench(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return run_in(repo, sys.executable, "scripts/bench.py", *args, check=check)
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's signature and IHDR chunk (the first, by the standard)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    length, chunk, width, height = struct.unpack(">I4sII", data[8:24])
+    assert (length, chunk) == (13, b"IHDR"), f"{path}: no IHDR chunk first"
+    return width, height
+
+
+def refused(result: subprocess.CompletedProcess[str], message: str) -> None:
+    """Exit status 2 with `message`, and no traceback."""
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_times_every_function_and_backend(repo: Path, combination: Combination) -> None:
+    implement_layer_norm(repo, combination)
+    result = bench(repo, *TINY)
+    out = repo / "bench-results"
+    results: dict[str, Any] = json.loads((out / "results.json").read_text(encoding="utf-8"))
+
+    assert results["functions"] == FUNCTIONS
+    assert results["skipped"] == {}
+    backends = {("numpy", "eager"), ("torch", "eager"), ("torch", "compiled")}
+    if combination.jax:
+        backends |= {("jax", "eager"), ("jax", "compiled")}
+    for function in FUNCTIONS:
+        rows = [row for row in results["rows"] if row["function"] == function]
+        assert {(row["backend"], row["mode"], row["size"]) for row in rows} == {
+            (backend, mode, size) for backend, mode in backends for size in (64, 256)
+        }
+        assert all(row["device"] == "cpu" for row in rows)
+    for row in results["rows"]:
+        for key in NUMBERS:
+            assert math.isfinite(row[key]), row
+            assert row[key] > 0, row
+        assert row["q1_s"] <= row["median_s"] <= row["q3_s"], row
+        assert min(row["samples"], row["calls_per_sample"]) >= 1, row
+        if row["backend"] == "numpy":
+            assert row["speedup"] == 1.0
+
+    # The plot is a real PNG of the size stated: three panels, one per function.
+    plot = results["plot"]
+    assert png_size(out / plot["file"]) == (plot["width"], plot["height"])
+    assert plot["width"] > 3 * plot["height"]
+    markdown = (out / "results.md").read_text(encoding="utf-8")
+    assert "](results.png)" in markdown
+    assert f"({plot['width']}x{plot['height']} px)" in result.stdout
+    for function in FUNCTIONS:
+        assert f"| {function} | torch | cpu | compiled | 256 |" in markdown
+        assert f"{function}  " in result.stdout  # the terminal table
+    # Where it writes is ignored by git.
+    run_in(repo, "git", "init", "-q")
+    ignored = run_in(repo, "git", "check-ignore", "bench-results/results.json", check=False)
+    assert ignored.returncode == 0, "bench-results/ is not in .gitignore"
+
+
+@pytest.mark.slow
+def test_compare_names_a_slowed_port(rendered: Render, tmp_path: Path) -> None:
+    combination = COMBINATIONS[0]
+    repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+    run_in(repo, sys.executable, "scripts/new_algorithm.py", "layer_norm")
+    implement_layer_norm(repo, combination)
+    options = ["--only", "layer_norm", "--backend", "torch", "--sizes", "1000,4000", "--min-run-time", "0.05"]
+    bench(repo, *options, "--threads", "1", "--output", "before")
+
+    # Thirty needless passes over the input in the PyTorch port: the same result, slower.
+    module = repo / "src" / PACKAGE / "layer_norm.py"
+    slowed = "for _ in range(30):\n        x = x + 0.0 * torch.tanh(x)\n    return torch.tanh(x)"
+    module.write_text(module.read_text(encoding="utf-8").replace("return torch.tanh(x)", slowed), encoding="utf-8")
+
+    # Through the nox session, in this environment (as on a GPU node's existing one).
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    nox: list[str | Path] = [BIN / "nox", "--no-venv", "--no-install", "-s", "bench", "--"]
+    after = [*options, "--threads", "1", "--compare", "before/results.json"]
+    result = run_in(repo, "env", f"PATH={path}", *nox, *after)
+    for size in ("1,000", "4,000"):
+        line = next(line for line in result.stdout.splitlines() if f"torch cpu eager size {size}:" in line)
+        assert ": slower, " in line, result.stdout
+        assert float(line.split(", ")[1].split("x")[0]) > 2, line
+    changes = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))["changes"]
+    assert any("layer_norm torch cpu eager size 1,000: slower" in change for change in changes)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("combination", [Combination("split", jax=True)], ids=lambda c: c.id)
+def test_bad_input_gets_a_message(repo: Path, tmp_path: Path) -> None:
+    refused(bench(repo, "--only", "layer_norn", check=False), "unknown algorithm 'layer_norn': choose from")
+    # The scaffold's stubs: the reference is not written yet.
+    stub = bench(repo, "--only", "layer_norm", check=False)
+    refused(stub, "layer_norm: not implemented yet: write _layer_norm_numpy")
+    refused(bench(repo, "--compare", "missing.json", check=False), "--compare missing.json: cannot read it")
+    if not _has_cuda():
+        refused(bench(repo, "--device", "cuda", check=False), "--device cuda: Requires: CUDA device")
+    # A test module without benchmark_inputs: the message says what to add.
+    (repo / "tests" / "test_layer_norm.py").write_text('"""Nothing to benchmark with."""\n', encoding="utf-8")
+    refused(bench(repo, "--only", "layer_norm", check=False), "add one that returns the operands")
+    # JAX enabled in the repo but not installed here: hidden from the benchmark's interpreter.
+    hidden = tmp_path / "without-jax"
+    hidden.mkdir()
+    (hidden / "sitecustomize.py").write_text("import sys\n\nsys.modules['jax'] = None\n", encoding="utf-8")
+    without_jax = [f"PYTHONPATH={hidden}:{repo / 'src'}", sys.executable, "scripts/bench.py"]
+    refused(run_in(repo, "env", *without_jax, "--backend", "jax", check=False), "--backend jax: Requires: jax")
+
+
+def _has_cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
