@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from test_generated_repo import PACKAGE, implement_layer_norm, run_in
 
-from render import BIN, COMBINATIONS, Combination, Render
+from render import BIN, COMBINATIONS, ROOT, Combination, Render
 
 FUNCTIONS = ["cross_entropy", "layer_norm", "softmax"]  # the package's __all__ once scaffolded
 TINY = ["--sizes", "64,256", "--min-run-time", "0.01", "--threads", "1"]
@@ -151,3 +151,23 @@ def _has_cuda() -> bool:
     import torch
 
     return bool(torch.cuda.is_available())
+
+
+@pytest.mark.slow
+def test_template_benchmark_records_the_session_wall_time(tmp_path: Path) -> None:
+    output = tmp_path / "results"
+    command = [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--output", str(output)]
+    options = ["--sections", "bench", "--combinations", "single", "--bench-repeat", "0"]
+    run_in(ROOT, *command, *options)
+    results = json.loads(output.with_suffix(".json").read_text(encoding="utf-8"))
+    run = results["bench"]["single"]
+    assert run["functions"] == ["cross_entropy", "softmax"]
+    assert run["rows"] == 2 * 3 * 4  # functions x (NumPy, PyTorch eager and compiled) x sizes
+    assert 0 < run["timing_seconds"] < run["cold_seconds"]
+    assert run["warm_seconds"] is None
+    (target,) = results["targets"]
+    assert target["name"].startswith("`nox -s bench`, quick profile")
+    assert target["measured"] == run["cold_seconds"]
+    report = output.with_suffix(".md").read_text(encoding="utf-8")
+    assert "| single | cross_entropy, softmax | 24 |" in report
+    assert f"Target: {target['name']}: {target['verdict']}." in report
