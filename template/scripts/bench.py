@@ -118,7 +118,8 @@ def functions(parser: argparse.ArgumentParser, only: list[str] | None) -> dict[s
 def targets(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Target]:
     """The NumPy reference, then each port on each device. A backend or device asked for by
     name that is missing is an error; others are left out, with a note when asked for."""
-    found, missing = [Target("numpy", args.dtype)], {}
+    found = [Target("numpy", args.dtype)]
+    missing: dict[str, str] = {}  # why each device asked for is not usable
     for backend in [name for name in args.backend or parity.PORTS if name != "numpy"]:
         reason = parity.missing_backend(backend)
         if reason is not None and args.backend:

@@ -280,6 +280,7 @@ def benchmark_inputs(size: int) -> tuple[tuple[NDArray[np.float64], ...], dict[s
     """Operands of about `size` elements, and parameters, for one call in `scripts/bench.py`."""
     return (np.random.default_rng(size).normal(size=(size,)),), {}
 
+
 # --- The NumPy reference against the math ---------------------------------------------------
 
 
