@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_generated_repo import PACKAGE, implement_layer_norm, run_in
+from test_generated_repo import IMPLEMENTATIONS, PACKAGE, STUBS, implement_layer_norm, run_in
 
 from render import BIN, COMBINATIONS, ROOT, Combination, Render
 
@@ -124,6 +124,26 @@ def test_compare_names_a_slowed_port(rendered: Render, tmp_path: Path) -> None:
         assert float(line.split(", ")[1].split("x")[0]) > 2, line
     changes = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))["changes"]
     assert any("layer_norm torch cpu eager size 1,000: slower" in change for change in changes)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("combination", [Combination("split", jax=False)], ids=lambda c: c.id)
+def test_stubs_are_left_out_with_the_reason(repo: Path) -> None:
+    cheap = ["--backend", "torch", "--sizes", "64", "--min-run-time", "0.01", "--threads", "1"]
+    bench(repo, *cheap)
+    results = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
+    assert results["functions"] == ["cross_entropy", "softmax"]
+    assert results["skipped"] == {"layer_norm": "not implemented yet: write _layer_norm_numpy, the NumPy reference"}
+    # The reference written, the port not yet: the reference is timed, the port left out.
+    numpy_impl = repo / "src" / PACKAGE / "layer_norm" / "numpy_impl.py"
+    text = numpy_impl.read_text(encoding="utf-8")
+    numpy_impl.write_text(text.replace(STUBS["numpy"], IMPLEMENTATIONS["numpy"]), encoding="utf-8")
+    result = bench(repo, *cheap, "--only", "layer_norm")
+    results = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
+    assert {(row["function"], row["backend"]) for row in results["rows"]} == {("layer_norm", "numpy")}
+    port = "not implemented yet: write _layer_norm_pytorch, the PyTorch port"
+    assert results["skipped"] == {"layer_norm on torch cpu": port}
+    assert f"layer_norm on torch cpu left out: {port}" in result.stdout
 
 
 @pytest.mark.slow

@@ -247,25 +247,30 @@ def measure(
 
 
 def time_function(
-    name: str, function: Any, targets: list[Target], args: argparse.Namespace
+    name: str,
+    function: Any,
+    targets: list[Target],
+    args: argparse.Namespace,
+    skipped: dict[str, str],
 ) -> list[dict[str, Any]]:
-    """Every target and mode of `function` at each size; a port that raises NotImplementedError
-    (a stub) is left out with a note, and so is the function when its reference is one."""
+    """Every target and mode of `function` at each size. A port that raises NotImplementedError
+    (a stub) is left out, the reason in `skipped`; so is the function when its reference is one."""
     benchmark_inputs, declared = inputs_of(name)
     run_time = args.min_run_time or PROFILES[args.profile].min_run_time
     rows = []
     for target in targets:
-        for mode in modes(target):
-            for size in sizes_for(args, declared):
-                try:
+        try:
+            for mode in modes(target):  # eager first: a stub raises there, not in a compiler
+                for size in sizes_for(args, declared):
                     row = measure(function, target, mode, benchmark_inputs(size), run_time)
-                except NotImplementedError as error:
-                    if target.backend == "numpy":
-                        raise Skipped(str(error)) from None
-                    note(f"{name} on {target} ({mode}) left out: {error}")
-                    break
-                rows.append({"function": name, "size": size, **row})
-                note(f"{name} {target} {mode} n={size}: {bench_report.duration(row['median_s'])}")
+                    rows.append({"function": name, "size": size, **row})
+                    median = bench_report.duration(row["median_s"])
+                    note(f"{name} {target} {mode} n={size}: {median}")
+        except NotImplementedError as error:
+            if target.backend == "numpy":
+                raise Skipped(str(error)) from None
+            skipped[f"{name} on {target.backend} {target.device}"] = str(error)
+            note(f"{name} on {target} left out: {error}")
     return rows
 
 
@@ -286,11 +291,12 @@ def time_all(
     chosen: dict[str, Any],
     timed_on: list[Target],
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """The rows of every function, and why any function was left out."""
-    rows, skipped = [], {}
+    """The rows of every function, and why any function or port was left out."""
+    rows: list[dict[str, Any]] = []
+    skipped: dict[str, str] = {}
     for name, function in chosen.items():
         try:
-            rows += time_function(name, function, timed_on, args)
+            rows += time_function(name, function, timed_on, args, skipped)
         except Skipped as reason:
             if args.only:
                 parser.error(f"{name}: {reason}")
