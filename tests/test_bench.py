@@ -122,7 +122,9 @@ def test_compare_names_a_slowed_port(rendered: Render, tmp_path: Path) -> None:
         line = next(line for line in result.stdout.splitlines() if f"torch cpu eager size {size}:" in line)
         assert ": slower, " in line, result.stdout
         assert float(line.split(", ")[1].split("x")[0]) > 2, line
-    changes = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))["changes"]
+    comparison = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))["comparison"]
+    changes = comparison["changes"]
+    assert comparison["common_rows"] == 2 * 3  # sizes x (NumPy, PyTorch eager and compiled)
     assert any("layer_norm torch cpu eager size 1,000: slower" in change for change in changes)
 
 
@@ -159,12 +161,25 @@ def test_bad_input_gets_a_message(repo: Path, tmp_path: Path) -> None:
     # A test module without benchmark_inputs: the message says what to add.
     (repo / "tests" / "test_layer_norm.py").write_text('"""Nothing to benchmark with."""\n', encoding="utf-8")
     refused(bench(repo, "--only", "layer_norm", check=False), "add one that returns the operands")
-    # JAX enabled in the repo but not installed here: hidden from the benchmark's interpreter.
-    hidden = tmp_path / "without-jax"
+    # JAX enabled in the repo but not installed here.
+    without_jax = without(tmp_path, repo, "jax")
+    refused(run_in(repo, *without_jax, "--backend", "jax", check=False), "--backend jax: Requires: jax")
+    # No matplotlib: everything but the plot, and a note that says how to get it.
+    cheap = ["--backend", "numpy", "--sizes", "64", "--min-run-time", "0.01"]
+    result = run_in(repo, *without(tmp_path, repo, "matplotlib"), *cheap)
+    assert "No plot: matplotlib is not installed (pip install matplotlib)." in result.stdout
+    results = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
+    assert results["plot"] is None
+    assert not (repo / "bench-results" / "results.png").exists()
+
+
+def without(tmp_path: Path, repo: Path, module: str) -> list[str]:
+    """The command that runs the benchmark in `repo` as if `module` were not installed."""
+    hidden = tmp_path / f"without-{module}"
     hidden.mkdir()
-    (hidden / "sitecustomize.py").write_text("import sys\n\nsys.modules['jax'] = None\n", encoding="utf-8")
-    without_jax = [f"PYTHONPATH={hidden}:{repo / 'src'}", sys.executable, "scripts/bench.py"]
-    refused(run_in(repo, "env", *without_jax, "--backend", "jax", check=False), "--backend jax: Requires: jax")
+    hide = f"import sys\n\nsys.modules[{module!r}] = None  # imports fail, find_spec finds nothing\n"
+    (hidden / "sitecustomize.py").write_text(hide, encoding="utf-8")
+    return ["env", f"PYTHONPATH={hidden}{os.pathsep}{repo / 'src'}", sys.executable, "scripts/bench.py"]
 
 
 def _has_cuda() -> bool:

@@ -334,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
 {%- else %}
     rows, skipped = time_all(parser, args, chosen, timed_on)
 {%- endif %}
+    if not rows:
+        parser.exit(1, "bench: nothing timed: every function was left out (see above)\n")
     results = {
         "command": " ".join(
             ["python", "scripts/bench.py", *(sys.argv[1:] if argv is None else argv)]

@@ -105,7 +105,8 @@ def terminal_table(rows: list[Row]) -> str:
     )
 
 
-def markdown(results: dict[str, Any], changes: list[str], plot: str) -> str:
+def markdown(results: dict[str, Any], notes: list[str]) -> str:
+    """The whole report: how it was run, how to read it, the table, the plot, then `notes`."""
     header = "| " + " | ".join(COLUMNS) + " |\n|" + " --- |" * len(COLUMNS)
     table = "\n".join("| " + " | ".join(cells(row)) + " |" for row in results["rows"])
     found = results["machine"]
@@ -124,21 +125,23 @@ def markdown(results: dict[str, Any], changes: list[str], plot: str) -> str:
         header,
         table,
         "",
-        f"![Median time per call against input size]({plot})",
     ]
-    lines += [f"- {name} left out: {reason}" for name, reason in results["skipped"].items()]
-    if changes:
-        lines += ["", "## Changes", "", *(f"- {change}" for change in changes)]
-    return "\n".join(lines) + "\n"
+    if results["plot"] is not None:
+        lines += [f"![Median time per call against input size]({results['plot']['file']})", ""]
+    return "\n".join(lines + notes) + "\n"
 
 
 # --- Plot -----------------------------------------------------------------------------------
 
 
-def plot(rows: list[Row], path: Path) -> tuple[int, int]:
+def plot(rows: list[Row], path: Path) -> tuple[int, int] | None:
     """Median time against size, log-log, one line per backend, device and mode (the band: the
-    interquartile range), one panel per function; returns the PNG's width and height."""
-    import matplotlib as mpl
+    interquartile range), one panel per function; the PNG's width and height, or None when
+    matplotlib is not installed."""
+    try:
+        import matplotlib as mpl
+    except ModuleNotFoundError:
+        return None
 
     mpl.use("Agg")  # files only, no window
     import matplotlib.pyplot as plt
@@ -178,15 +181,17 @@ def plot(rows: list[Row], path: Path) -> tuple[int, int]:
 # --- Comparison -----------------------------------------------------------------------------
 
 
-def compare(old: list[Row], new: list[Row], threshold: float) -> list[str]:
+def compare(old: list[Row], new: list[Row], threshold: float) -> tuple[list[str], int]:
     """Each row whose median moved by more than `threshold` (a fraction) from the same row of
-    `old`, with the two interquartile ranges apart (so that noise alone does not count)."""
+    `old`, with the two interquartile ranges apart (so that noise alone does not count); and
+    how many rows the two runs have in common."""
     before = {tuple(row[key] for key in KEY): row for row in old}
-    changes = []
+    changes, common = [], 0
     for row in new:
         previous = before.get(tuple(row[key] for key in KEY))
         if previous is None:
             continue
+        common += 1
         ratio = row["median_s"] / previous["median_s"]
         slower = ratio > 1 + threshold and row["q1_s"] > previous["q3_s"]
         faster = ratio < 1 / (1 + threshold) and row["q3_s"] < previous["q1_s"]
@@ -196,7 +201,7 @@ def compare(old: list[Row], new: list[Row], threshold: float) -> list[str]:
             changes.append(
                 f"{what}: {'slower' if slower else 'faster'}, {ratio:.2f}x the time ({times})"
             )
-    return changes
+    return changes, common
 
 
 def write(
@@ -204,17 +209,21 @@ def write(
 ) -> None:
     """Print the table (and the changes against `old`); write results.json, .md and .png."""
     folder.mkdir(parents=True, exist_ok=True)
-    changes = compare(old["rows"], results["rows"], threshold) if old else []
-    width, height = plot(results["rows"], folder / "results.png")
-    results = {**results, "plot": {"file": "results.png", "width": width, "height": height}}
+    size = plot(results["rows"], folder / "results.png")
+    stated = None if size is None else {"file": "results.png", "width": size[0], "height": size[1]}
+    results = {**results, "plot": stated}
+    notes = [f"{name} left out: {reason}" for name, reason in results["skipped"].items()]
+    if size is None:
+        notes.append("No plot: matplotlib is not installed (pip install matplotlib).")
     if old is not None:
-        results["changes"] = changes
+        changes, common = compare(old["rows"], results["rows"], threshold)
+        results["comparison"] = {"threshold": threshold, "common_rows": common, "changes": changes}
+        notes += ["", f"Changes against the earlier run, of more than {threshold:.0%}:"]
+        notes += changes or [
+            f"none in the {common} rows both runs have" if common else "no rows in common"
+        ]
     (folder / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    (folder / "results.md").write_text(markdown(results, changes, "results.png"), encoding="utf-8")
-    print(terminal_table(results["rows"]))
-    for name, reason in results["skipped"].items():
-        print(f"{name} left out: {reason}")
-    if old is not None:
-        print(f"\nChanges of more than {threshold:.0%} ({len(changes)}):")
-        print("\n".join(changes) or "none")
-    print(f"\nWritten to {folder}: results.md, results.json, results.png ({width}x{height} px)")
+    (folder / "results.md").write_text(markdown(results, notes), encoding="utf-8")
+    print("\n".join([terminal_table(results["rows"]), "", *notes]).rstrip())
+    files = "results.md, results.json" + (f", results.png ({size[0]}x{size[1]} px)" if size else "")
+    print(f"\nWritten to {folder}: {files}")
