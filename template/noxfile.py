@@ -134,8 +134,10 @@ def train(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Time every public function per backend, eager and compiled: a table, and Markdown, JSON
-    and a plot in bench-results/ (options after `--`, e.g. `-- --device cuda`, `-- --help`)."""
+    """Time every public function per backend, eager and compiled, into bench-results/.
+
+    A table, Markdown, JSON and a plot; options after `--`, e.g. `-- --device cuda` or `-- --help`.
+    """
     # A GPU run gets a CUDA build of torch; the timings are then written with that build.
     cuda = any(arg in {"cuda", "--device=cuda"} for arg in session.posargs)
     install(session, TORCH_CUDA_INDEX_URL if cuda else TORCH_INDEX_URL, *BENCH_REQUIREMENTS)
