@@ -147,6 +147,17 @@ def test_stubs_are_left_out_with_the_reason(repo: Path) -> None:
     assert results["skipped"] == {"layer_norm on torch cpu": port}
     assert f"layer_norm on torch cpu left out: {port}" in result.stdout
 
+    # An algorithm's own sizes: the quick profile takes four of them, the smallest and largest too.
+    declared = (10, 20, 30, 40, 50, 60)
+    with (repo / "tests" / "test_layer_norm.py").open("a", encoding="utf-8") as module:
+        module.write(f"\nBENCHMARK_SIZES = {declared}\n")
+    bench(repo, "--only", "layer_norm", "--backend", "numpy", "--min-run-time", "0.01")
+    results = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
+    sizes = sorted(row["size"] for row in results["rows"])
+    assert len(sizes) == 4
+    assert set(sizes) <= set(declared)
+    assert (sizes[0], sizes[-1]) == (10, 60)
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("combination", [Combination("split", jax=True)], ids=lambda c: c.id)
