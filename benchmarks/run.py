@@ -11,6 +11,7 @@ writes benchmarks/results.md and benchmarks/results.json. Sections (all by defau
     dispatch    ns per call that a public function adds over its private implementation
     import      `import <package>` against `import numpy, torch`; whether JAX got imported
     compile     torch.compile graph breaks and recompilations; jax.jit traces
+    bench       the generated repos' `nox -s bench` (quick profile): wall time, cold and warm
 
 The template is this working tree, uncommitted files included. This interpreter needs numpy,
 torch, jax, cookiecutter, copier, pyyaml and virtualenv (and pip's access to torch: set
@@ -32,6 +33,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import bench_session
 import packages
 import report
 import repos
@@ -40,7 +42,7 @@ from timing import run
 if TYPE_CHECKING:
     from render import Combination
 
-SECTIONS = ["render", "update", "cold-start", "suite", "dispatch", "import", "compile"]
+SECTIONS = ["render", "update", "cold-start", "suite", "dispatch", "import", "compile", "bench"]
 VERSIONS = ["python", "numpy", "torch", "jax", "cookiecutter", "copier", "virtualenv"]
 
 
@@ -59,6 +61,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--calls", type=int, default=2000, help="calls per timing round (dispatch)")
     parser.add_argument("--rounds", type=int, default=1001, help="timing rounds (dispatch)")
     parser.add_argument("--compile-calls", type=int, default=20, help="calls of each compiled function")
+    parser.add_argument("--bench-repeat", type=int, default=2, help="warm runs of each `nox -s bench`")
     return parser.parse_args(argv)
 
 
@@ -134,7 +137,7 @@ def run_sections(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
         two_releases = repos.template_with_update(scratch / "template-v2")
         stats = repos.time_update(two_releases, scratch / "updates", first, args.repeat)
         results["update"] = {"combination": first.id, "from": repos.V1, "to": repos.V2, "seconds": stats.as_dict()}
-    per_combination = {"suite", "dispatch", "import", "compile"} & set(args.sections)
+    per_combination = {"suite", "dispatch", "import", "compile", "bench"} & set(args.sections)
     generated = {
         combination: repos.render(template, scratch / "repos" / combination.id, combination)
         for combination in (chosen if per_combination else [])
@@ -160,6 +163,12 @@ def run_sections(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
         results["import"] = import_results(generated, args.repeat)
     if "compile" in args.sections:
         results["compile"] = _probe_each("compile", generated, ["--calls", str(args.compile_calls)])
+    if "bench" in args.sections:
+        results["bench"] = {}
+        for combination, repo in generated.items():
+            _log(f"nox -s bench ({combination.id})")
+            cache = scratch / "inductor-cache" / combination.id
+            results["bench"][combination.id] = bench_session.time_bench(repo, cache, args.bench_repeat)
     return results
 
 
@@ -215,8 +224,8 @@ def main(argv: list[str] | None = None) -> int:
         "combinations": args.combinations,
         **sections,
     }
-    results["targets"] = [target.as_dict() for target in report.targets(results)]
-    text = report.markdown(results)
+    results["targets"] = [target.as_dict() for target in report.targets(results) + bench_session.targets(results)]
+    text = report.markdown(results) + bench_session.markdown(results)
     if args.output:
         args.output.with_suffix(".md").write_text(text, encoding="utf-8")
         args.output.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

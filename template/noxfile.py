@@ -42,6 +42,7 @@ EXTRAS = ",".join(PYPROJECT["project"].get("optional-dependencies", {}))
 PROJECT = f".[{EXTRAS}]" if EXTRAS else "."
 
 TEST_REQUIREMENTS = nox.project.dependency_groups(PYPROJECT, "test")
+BENCH_REQUIREMENTS = nox.project.dependency_groups(PYPROJECT, "bench")
 
 # torch is installed first, on its own and pinned, from an index the environment can change.
 TORCH_VERSION = os.environ.get("TORCH_VERSION", "2.13.0")
@@ -52,6 +53,7 @@ TORCH_CUDA_INDEX_URL = os.environ.get("TORCH_CUDA_INDEX_URL", CUDA_INDEX)
 REQUIRE_GPU = os.environ.get("REQUIRE_GPU", "") not in {"", "0"}
 
 TRAIN_EXAMPLE = "examples/train.py"
+BENCH_SCRIPT = "scripts/bench.py"
 
 # `template_update`: the copier that updates this repo (pinned: an update must not change with
 # whatever copier release is newest), and what `copier update` leaves where it could not merge.
@@ -176,6 +178,18 @@ def train_distributed(session: nox.Session) -> None:
     install(session, TORCH_INDEX_URL)
     torchrun = ["python", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
     session.run(*torchrun, TRAIN_EXAMPLE, *session.posargs)
+
+
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Time every public function per backend, eager and compiled, into bench-results/.
+
+    A table, Markdown, JSON and a plot; options after `--`, e.g. `-- --device cuda` or `-- --help`.
+    """
+    # A GPU run gets a CUDA build of torch; the timings are then written with that build.
+    cuda = any(arg in {"cuda", "--device=cuda"} for arg in session.posargs)
+    install(session, TORCH_CUDA_INDEX_URL if cuda else TORCH_INDEX_URL, *BENCH_REQUIREMENTS)
+    session.run("python", BENCH_SCRIPT, *session.posargs)
 
 
 @nox.session(default=False)

@@ -260,10 +260,13 @@ TEST = Template('''\
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 from $package import $name
 
@@ -271,6 +274,12 @@ import parity
 from parity import Target
 
 X = np.random.default_rng(0).normal(size=(2, 3))
+
+
+def benchmark_inputs(size: int) -> tuple[tuple[NDArray[np.float64], ...], dict[str, Any]]:
+    """Operands of about `size` elements, and parameters, for one call in `scripts/bench.py`."""
+    return (np.random.default_rng(size).normal(size=(size,)),), {}
+
 
 # --- The NumPy reference against the math ---------------------------------------------------
 

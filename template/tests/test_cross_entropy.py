@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 from {{ cookiecutter.package_name }} import cross_entropy
 
@@ -15,6 +18,18 @@ from parity import Target
 RNG = np.random.default_rng(0)
 LOGITS = RNG.normal(size=(2, 3))
 LABELS = np.array([2, 0])
+
+
+def benchmark_inputs(
+    size: int,
+) -> tuple[tuple[NDArray[np.float64] | NDArray[np.int64], ...], dict[str, Any]]:
+    """Logits of about `size` elements (up to 1000 classes) and their labels, for
+    `scripts/bench.py`."""
+    rng = np.random.default_rng(size)
+    classes = min(size, 1000)
+    rows = max(size // classes, 1)
+    return (rng.normal(size=(rows, classes)), rng.integers(0, classes, size=rows)), {}
+
 
 # --- The NumPy reference against the math ---------------------------------------------------
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 from {{ cookiecutter.package_name }} import softmax
 
@@ -13,6 +16,14 @@ import parity
 from parity import Target
 
 RNG = np.random.default_rng(0)
+
+
+def benchmark_inputs(size: int) -> tuple[tuple[NDArray[np.float64], ...], dict[str, Any]]:
+    """Logits of about `size` elements, rows of up to 1000 classes, for `scripts/bench.py`."""
+    classes = min(size, 1000)
+    x = np.random.default_rng(size).normal(size=(max(size // classes, 1), classes))
+    return (x,), {"axis": -1}
+
 
 # --- The NumPy reference against the math ---------------------------------------------------
 

@@ -1,0 +1,356 @@
+"""Time every public function of the package on every backend, eager and compiled.
+
+    python scripts/bench.py                       # quick profile, every device found
+    python scripts/bench.py --profile thorough    # more sizes, longer measurements
+    python scripts/bench.py --only softmax --device cuda
+    python scripts/bench.py --compare before.json # what got slower or faster since then
+
+The functions are the package's `__all__`. Each one's inputs come from `benchmark_inputs(size)`
+in its test module, tests/test_<name>.py, at the sizes that module declares in `BENCHMARK_SIZES`
+(or the profile's). Every backend runs in the same dtype (`--dtype`): the NumPy reference, then
+the ports on each device, eager and compiled (`torch.compile`{% if cookiecutter.jax %}, `jax.jit`{% endif %}).
+
+`torch.utils.benchmark` times the calls: it warms up, waits for the device, takes many samples
+and reports their median and interquartile range (IQR). The first call, which compiles, is
+timed on its own. Results go to bench-results/ (see `bench_report.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+{%- if cookiecutter.jax %}
+import contextlib
+{%- endif %}
+import importlib
+import importlib.util
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils import benchmark
+
+import bench_report
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "{{ cookiecutter.package_name }}"
+TESTS = ROOT / "tests"
+# The tests' harness converts the NumPy inputs to each backend, dtype and device.
+sys.path.insert(0, str(TESTS))
+import parity
+from parity import Target
+
+Inputs = Callable[[int], tuple[tuple[Any, ...], dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Input sizes (elements of the largest operand) and seconds of samples per measurement."""
+
+    sizes: tuple[int, ...]
+    min_run_time: float
+    most_sizes: int  # of an algorithm's own BENCHMARK_SIZES: smallest, largest, between
+
+
+PROFILES = {
+    "quick": Profile(tuple(10**k for k in range(3, 7)), min_run_time=0.1, most_sizes=4),
+    "thorough": Profile(tuple(10**k for k in range(2, 8)), min_run_time=1.0, most_sizes=100),
+}
+
+
+class Skipped(Exception):
+    """A function or a port that cannot be timed; the message says why."""
+
+
+def parse_args(argv: list[str] | None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    parser = argparse.ArgumentParser(
+        description="Time every public function on every backend, eager and compiled."
+    )
+    parser.add_argument("--profile", choices=PROFILES, default="quick", help="default: quick")
+    parser.add_argument("--only", action="append", metavar="NAME", help="this function only")
+    parser.add_argument("--backend", action="append", choices=parity.BACKENDS, help="repeatable")
+    parser.add_argument("--device", action="append", choices=parity.DEVICES, help="repeatable")
+    parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    parser.add_argument("--sizes", type=sizes, help="comma-separated, replaces the profile's")
+    parser.add_argument("--threads", type=int, help="PyTorch's CPU threads (default: its own)")
+    parser.add_argument("--min-run-time", type=float, help="seconds of samples per measurement")
+    parser.add_argument("--output", type=Path, default=ROOT / "bench-results", metavar="FOLDER")
+    parser.add_argument("--compare", type=Path, metavar="OLD.json", help="an earlier run")
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=0.2,
+        help="ignore changes of the median under this fraction (default 0.2: 20%%)",
+    )
+    return parser, parser.parse_args(argv)
+
+
+def sizes(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(item) for item in text.split(","))
+    except ValueError:
+        values = ()
+    if not values or min(values) < 1:
+        msg = f"{text!r}: expected positive integers such as 1000,100000"
+        raise argparse.ArgumentTypeError(msg)
+    return values
+
+
+def functions(parser: argparse.ArgumentParser, only: list[str] | None) -> dict[str, Any]:
+    """The public functions to time, by name: `only` those, if given."""
+    try:
+        package = importlib.import_module(PACKAGE)
+    except ModuleNotFoundError as error:
+        if error.name != PACKAGE:
+            raise
+        parser.error(f"cannot import {PACKAGE}: install it (pip install -e .) or use nox -s bench")
+    public = {name: getattr(package, name) for name in package.__all__}
+    for name in only or []:
+        if name not in public:
+            parser.error(f"unknown algorithm {name!r}: choose from {', '.join(sorted(public))}")
+    return {name: public[name] for name in sorted(only or public)}
+
+
+def targets(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Target]:
+    """The NumPy reference, then each port on each device. A backend or device asked for by
+    name that is missing is an error; others are left out, with a note when asked for."""
+    found = [Target("numpy", args.dtype)]
+    missing: dict[str, str] = {}  # why each device asked for is not usable
+    for backend in [name for name in args.backend or parity.PORTS if name != "numpy"]:
+        reason = parity.missing_backend(backend)
+        if reason is not None and args.backend:
+            parser.error(f"--backend {backend}: {reason}")
+        if reason is not None:
+            note(f"{backend} left out: {reason}")
+            continue
+        for target in parity.targets([backend], [args.dtype], args.device or parity.DEVICES):
+            reason = parity.missing_device(backend, target.device, args.dtype)
+            if reason is None:
+                found.append(target)
+            elif args.device:
+                note(f"{backend} on {target.device} left out: {reason}")
+                missing.setdefault(target.device, reason)
+    for device in args.device or []:
+        if device != "cpu" and all(target.device != device for target in found):
+            reason = missing.get(device, "no backend asked for runs there")
+            parser.error(f"--device {device}: {reason}. Leave --device out to use what is here")
+    return found
+
+
+def note(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def inputs_of(name: str) -> tuple[Inputs, tuple[int, ...] | None]:
+    """`benchmark_inputs` and `BENCHMARK_SIZES` (None if absent) of tests/test_<name>.py."""
+    path = TESTS / f"test_{name}.py"
+    spec = importlib.util.spec_from_file_location(f"test_{name}", path)
+    if not path.exists() or spec is None or spec.loader is None:
+        msg = f"no tests/test_{name}.py, where its benchmark_inputs(size) would be"
+        raise Skipped(msg)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not hasattr(module, "benchmark_inputs"):
+        msg = (
+            f"tests/test_{name}.py has no benchmark_inputs(size): add one that returns the "
+            f"operands (NumPy arrays) and keyword arguments of one call of {name} at about "
+            "`size` elements, e.g. `return (x,), {}`"
+        )
+        raise Skipped(msg)
+    declared = getattr(module, "BENCHMARK_SIZES", None)
+    return module.benchmark_inputs, None if declared is None else tuple(declared)
+
+
+def sizes_for(args: argparse.Namespace, declared: tuple[int, ...] | None) -> tuple[int, ...]:
+    """`--sizes`, else the algorithm's own (at most the profile's number), else the profile's."""
+    profile = PROFILES[args.profile]
+    if args.sizes:
+        return tuple(args.sizes)
+    if not declared:
+        return profile.sizes
+    ordered = sorted(declared)
+    picks = np.linspace(0, len(ordered) - 1, min(profile.most_sizes, len(ordered)))
+    return tuple(sorted({ordered[round(pick)] for pick in picks}))
+
+
+def modes(target: Target) -> list[str]:
+    return ["eager"] if target.backend == "numpy" else ["eager", "compiled"]
+
+
+def compiled(function: Any, target: Target, parameters: dict[str, Any]) -> Any:
+    """`function` compiled for `target`, and the keyword arguments to call it with."""
+    if target.backend == "torch":
+        torch.compiler.reset()  # a fresh start: each size compiles from scratch, and once
+        return torch.compile(function, dynamic=False), parameters
+{%- if cookiecutter.jax %}
+    if target.backend == "jax":
+        import functools
+
+        import jax
+
+        return jax.jit(functools.partial(function, **parameters)), {}
+{%- endif %}
+    raise ValueError(target.backend)
+
+
+def unchanged(result: Any) -> Any:
+    return result
+
+
+def measure(
+    function: Any,
+    target: Target,
+    mode: str,
+    inputs: tuple[tuple[Any, ...], dict[str, Any]],
+    run_time: float,
+) -> dict[str, Any]:
+    """Seconds of the first call, then the median and quartiles of many, at one size."""
+    operands, parameters = inputs
+    arguments = [target.asarray(np.asarray(value)) for value in operands]
+    call, parameters = (
+        compiled(function, target, parameters) if mode == "compiled" else (function, parameters)
+    )
+    wait = unchanged  # the timer waits for PyTorch's devices itself
+{%- if cookiecutter.jax %}
+    if target.backend == "jax":
+        import jax
+
+        wait = jax.block_until_ready  # JAX returns before the result is computed
+{%- endif %}
+    start = time.perf_counter()
+    wait(call(*arguments, **parameters))
+    if target.backend == "torch" and target.device != "cpu":
+        getattr(torch, target.device).synchronize()
+    first_call = time.perf_counter() - start
+    timer = benchmark.Timer(
+        stmt="wait(call(*arguments, **parameters))",
+        globals={"wait": wait, "call": call, "arguments": arguments, "parameters": parameters},
+        num_threads=torch.get_num_threads(),  # as many threads as PyTorch uses outside the timer
+    )
+    samples = timer.blocked_autorange(min_run_time=run_time)
+    q1, median, q3 = np.percentile(samples.times, [25, 50, 75])
+    return {
+        "backend": target.backend,
+        "device": target.device,
+        "mode": mode,
+        "median_s": float(median),
+        "q1_s": float(q1),
+        "q3_s": float(q3),
+        "samples": len(samples.times),
+        "calls_per_sample": samples.number_per_run,
+        "first_call_s": first_call,
+    }
+
+
+def time_function(
+    name: str,
+    function: Any,
+    targets: list[Target],
+    args: argparse.Namespace,
+    skipped: dict[str, str],
+) -> list[dict[str, Any]]:
+    """Every target and mode of `function` at each size. A port that raises NotImplementedError
+    (a stub) is left out, the reason in `skipped`; so is the function when its reference is one."""
+    benchmark_inputs, declared = inputs_of(name)
+    run_time = args.min_run_time or PROFILES[args.profile].min_run_time
+    rows = []
+    for target in targets:
+        try:
+            for mode in modes(target):  # eager first: a stub raises there, not in a compiler
+                for size in sizes_for(args, declared):
+                    row = measure(function, target, mode, benchmark_inputs(size), run_time)
+                    rows.append({"function": name, "size": size, **row})
+                    median = bench_report.duration(row["median_s"])
+                    note(f"{name} {target} {mode} n={size}: {median}")
+        except NotImplementedError as error:
+            if target.backend == "numpy":
+                raise Skipped(str(error)) from None
+            skipped[f"{name} on {target.backend} {target.device}"] = str(error)
+            note(f"{name} on {target} left out: {error}")
+    return rows
+
+
+def speedups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row with `speedup`: the NumPy reference's median at its size over its own."""
+    reference = {
+        (row["function"], row["size"]): row["median_s"] for row in rows if row["backend"] == "numpy"
+    }
+    return [
+        {**row, "speedup": reference[row["function"], row["size"]] / row["median_s"]}
+        for row in rows
+    ]
+
+
+def time_all(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    chosen: dict[str, Any],
+    timed_on: list[Target],
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The rows of every function, and why any function or port was left out."""
+    rows: list[dict[str, Any]] = []
+    skipped: dict[str, str] = {}
+    for name, function in chosen.items():
+        try:
+            rows += time_function(name, function, timed_on, args, skipped)
+        except Skipped as reason:
+            if args.only:
+                parser.error(f"{name}: {reason}")
+            note(f"{name} left out: {reason}")
+            skipped[name] = str(reason)
+    return rows, skipped
+{%- if cookiecutter.jax %}
+
+
+def jax_x64(timed_on: list[Target]) -> contextlib.AbstractContextManager[Any]:
+    """JAX with 64-bit types, as in the tests: otherwise float64 and int64 inputs lose bits."""
+    if not any(target.backend == "jax" for target in timed_on):
+        return contextlib.nullcontext()
+    import jax
+
+    x64: contextlib.AbstractContextManager[Any] = jax.enable_x64(True)
+    return x64
+{%- endif %}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, args = parse_args(argv)
+    chosen = functions(parser, args.only)
+    timed_on = targets(parser, args)
+    try:
+        old = bench_report.load(args.compare) if args.compare else None
+    except ValueError as error:
+        parser.error(str(error))
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    started = time.perf_counter()
+{%- if cookiecutter.jax %}
+    with jax_x64(timed_on):
+        rows, skipped = time_all(parser, args, chosen, timed_on)
+{%- else %}
+    rows, skipped = time_all(parser, args, chosen, timed_on)
+{%- endif %}
+    if not rows:
+        parser.exit(1, "bench: nothing timed: every function was left out (see above)\n")
+    results = {
+        "command": " ".join(
+            ["python", "scripts/bench.py", *(sys.argv[1:] if argv is None else argv)]
+        ),
+        "profile": args.profile,
+        "dtype": args.dtype,
+        "machine": bench_report.machine(),
+        "seconds": time.perf_counter() - started,
+        "functions": sorted({row["function"] for row in rows}),
+        "skipped": skipped,
+        "rows": speedups(rows),
+    }
+    bench_report.write(results, args.output, old, args.threshold)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

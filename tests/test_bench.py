@@ -1,0 +1,219 @@
+"""The benchmark a repo is generated with: `scripts/bench.py`, behind `nox -s bench`.
+
+In every combination, with an algorithm scaffolded and written, the benchmark times every public
+function on every backend, eager and compiled, and writes a table, Markdown, JSON and a real PNG;
+`--compare` names a port that got slower; bad input gets a message and exit status 2, no
+traceback. Sizes and sampling are tiny here: these tests check what is written, not how fast.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_generated_repo import IMPLEMENTATIONS, PACKAGE, STUBS, implement_layer_norm, run_in
+
+from render import BIN, COMBINATIONS, ROOT, Combination, Render
+
+FUNCTIONS = ["cross_entropy", "layer_norm", "softmax"]  # the package's __all__ once scaffolded
+TINY = ["--sizes", "64,256", "--min-run-time", "0.01", "--threads", "1"]
+NUMBERS = ["median_s", "q1_s", "q3_s", "first_call_s", "speedup"]
+
+
+@pytest.fixture
+def repo(rendered: Render, combination: Combination, tmp_path: Path) -> Path:
+    """A private copy of the combination's render, with `layer_norm` scaffolded but not written."""
+    repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+    run_in(repo, sys.executable, "scripts/new_algorithm.py", "layer_norm")
+    return repo
+
+
+def bench(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return run_in(repo, sys.executable, "scripts/bench.py", *args, check=check)
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's signature and IHDR chunk (the first, by the standard)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    length, chunk, width, height = struct.unpack(">I4sII", data[8:24])
+    assert (length, chunk) == (13, b"IHDR"), f"{path}: no IHDR chunk first"
+    return width, height
+
+
+def refused(result: subprocess.CompletedProcess[str], message: str) -> None:
+    """Exit status 2 with `message`, and no traceback."""
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_times_every_function_and_backend(repo: Path, combination: Combination) -> None:
+    implement_layer_norm(repo, combination)
+    result = bench(repo, *TINY)
+    out = repo / "bench-results"
+    results: dict[str, Any] = json.loads((out / "results.json").read_text(encoding="utf-8"))
+
+    assert results["functions"] == FUNCTIONS
+    assert results["skipped"] == {}
+    backends = {("numpy", "eager"), ("torch", "eager"), ("torch", "compiled")}
+    if combination.jax:
+        backends |= {("jax", "eager"), ("jax", "compiled")}
+    for function in FUNCTIONS:
+        rows = [row for row in results["rows"] if row["function"] == function]
+        assert {(row["backend"], row["mode"], row["size"]) for row in rows} == {
+            (backend, mode, size) for backend, mode in backends for size in (64, 256)
+        }
+        assert all(row["device"] == "cpu" for row in rows)
+    for row in results["rows"]:
+        for key in NUMBERS:
+            assert math.isfinite(row[key]), row
+            assert row[key] > 0, row
+        assert row["q1_s"] <= row["median_s"] <= row["q3_s"], row
+        assert min(row["samples"], row["calls_per_sample"]) >= 1, row
+        if row["backend"] == "numpy":
+            assert row["speedup"] == 1.0
+
+    # The plot is a real PNG of the size stated: three panels, one per function.
+    plot = results["plot"]
+    assert png_size(out / plot["file"]) == (plot["width"], plot["height"])
+    assert plot["width"] > 3 * plot["height"]
+    markdown = (out / "results.md").read_text(encoding="utf-8")
+    assert "](results.png)" in markdown
+    assert f"({plot['width']}x{plot['height']} px)" in result.stdout
+    for function in FUNCTIONS:
+        assert f"| {function} | torch | cpu | compiled | 256 |" in markdown
+        assert f"{function}  " in result.stdout  # the terminal table
+    # Where it writes is ignored by git.
+    run_in(repo, "git", "init", "-q")
+    ignored = run_in(repo, "git", "check-ignore", "bench-results/results.json", check=False)
+    assert ignored.returncode == 0, "bench-results/ is not in .gitignore"
+
+
+@pytest.mark.slow
+def test_compare_names_a_slowed_port(rendered: Render, tmp_path: Path) -> None:
+    combination = COMBINATIONS[0]
+    repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+    run_in(repo, sys.executable, "scripts/new_algorithm.py", "layer_norm")
+    implement_layer_norm(repo, combination)
+    options = ["--only", "layer_norm", "--backend", "torch", "--sizes", "1000,4000", "--min-run-time", "0.05"]
+    bench(repo, *options, "--threads", "1", "--output", "before")
+
+    # Thirty needless passes over the input in the PyTorch port: the same result, slower.
+    module = repo / "src" / PACKAGE / "layer_norm.py"
+    slowed = "for _ in range(30):\n        x = x + 0.0 * torch.tanh(x)\n    return torch.tanh(x)"
+    module.write_text(module.read_text(encoding="utf-8").replace("return torch.tanh(x)", slowed), encoding="utf-8")
+
+    # Through the nox session, in this environment (as on a GPU node's existing one).
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    nox: list[str | Path] = [BIN / "nox", "--no-venv", "--no-install", "-s", "bench", "--"]
+    after = [*options, "--threads", "1", "--compare", "before/results.json"]
+    result = run_in(repo, "env", f"PATH={path}", *nox, *after)
+    for size in ("1,000", "4,000"):
+        line = next(line for line in result.stdout.splitlines() if f"torch cpu eager size {size}:" in line)
+        assert ": slower, " in line, result.stdout
+        assert float(line.split(", ")[1].split("x")[0]) > 2, line
+    comparison = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))["comparison"]
+    changes = comparison["changes"]
+    assert comparison["common_rows"] == 2 * 3  # sizes x (NumPy, PyTorch eager and compiled)
+    assert any("layer_norm torch cpu eager size 1,000: slower" in change for change in changes)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("combination", [Combination("split", jax=False)], ids=lambda c: c.id)
+def test_stubs_are_left_out_with_the_reason(repo: Path) -> None:
+    cheap = ["--backend", "torch", "--sizes", "64", "--min-run-time", "0.01", "--threads", "1"]
+    bench(repo, *cheap)
+    results = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
+    assert results["functions"] == ["cross_entropy", "softmax"]
+    assert results["skipped"] == {"layer_norm": "not implemented yet: write _layer_norm_numpy, the NumPy reference"}
+    # The reference written, the port not yet: the reference is timed, the port left out.
+    numpy_impl = repo / "src" / PACKAGE / "layer_norm" / "numpy_impl.py"
+    text = numpy_impl.read_text(encoding="utf-8")
+    numpy_impl.write_text(text.replace(STUBS["numpy"], IMPLEMENTATIONS["numpy"]), encoding="utf-8")
+    result = bench(repo, *cheap, "--only", "layer_norm")
+    results = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
+    assert {(row["function"], row["backend"]) for row in results["rows"]} == {("layer_norm", "numpy")}
+    port = "not implemented yet: write _layer_norm_pytorch, the PyTorch port"
+    assert results["skipped"] == {"layer_norm on torch cpu": port}
+    assert f"layer_norm on torch cpu left out: {port}" in result.stdout
+
+    # An algorithm's own sizes: the quick profile takes four of them, the smallest and largest too.
+    declared = (10, 20, 30, 40, 50, 60)
+    with (repo / "tests" / "test_layer_norm.py").open("a", encoding="utf-8") as module:
+        module.write(f"\nBENCHMARK_SIZES = {declared}\n")
+    bench(repo, "--only", "layer_norm", "--backend", "numpy", "--min-run-time", "0.01")
+    results = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
+    sizes = sorted(row["size"] for row in results["rows"])
+    assert len(sizes) == 4
+    assert set(sizes) <= set(declared)
+    assert (sizes[0], sizes[-1]) == (10, 60)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("combination", [Combination("split", jax=True)], ids=lambda c: c.id)
+def test_bad_input_gets_a_message(repo: Path, tmp_path: Path) -> None:
+    refused(bench(repo, "--only", "layer_norn", check=False), "unknown algorithm 'layer_norn': choose from")
+    # The scaffold's stubs: the reference is not written yet.
+    stub = bench(repo, "--only", "layer_norm", check=False)
+    refused(stub, "layer_norm: not implemented yet: write _layer_norm_numpy")
+    refused(bench(repo, "--compare", "missing.json", check=False), "--compare missing.json: cannot read it")
+    if not _has_cuda():
+        refused(bench(repo, "--device", "cuda", check=False), "--device cuda: Requires: CUDA device")
+    # A test module without benchmark_inputs: the message says what to add.
+    (repo / "tests" / "test_layer_norm.py").write_text('"""Nothing to benchmark with."""\n', encoding="utf-8")
+    refused(bench(repo, "--only", "layer_norm", check=False), "add one that returns the operands")
+    # JAX enabled in the repo but not installed here.
+    without_jax = without(tmp_path, repo, "jax")
+    refused(run_in(repo, *without_jax, "--backend", "jax", check=False), "--backend jax: Requires: jax")
+    # No matplotlib: everything but the plot, and a note that says how to get it.
+    cheap = ["--backend", "numpy", "--sizes", "64", "--min-run-time", "0.01"]
+    result = run_in(repo, *without(tmp_path, repo, "matplotlib"), *cheap)
+    assert "No plot: matplotlib is not installed (pip install matplotlib)." in result.stdout
+    results = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
+    assert results["plot"] is None
+    assert not (repo / "bench-results" / "results.png").exists()
+
+
+def without(tmp_path: Path, repo: Path, module: str) -> list[str]:
+    """The command that runs the benchmark in `repo` as if `module` were not installed."""
+    hidden = tmp_path / f"without-{module}"
+    hidden.mkdir()
+    hide = f"import sys\n\nsys.modules[{module!r}] = None  # imports fail, find_spec finds nothing\n"
+    (hidden / "sitecustomize.py").write_text(hide, encoding="utf-8")
+    return ["env", f"PYTHONPATH={hidden}{os.pathsep}{repo / 'src'}", sys.executable, "scripts/bench.py"]
+
+
+def _has_cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+@pytest.mark.slow
+def test_template_benchmark_records_the_session_wall_time(tmp_path: Path) -> None:
+    output = tmp_path / "results"
+    command = [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--output", str(output)]
+    options = ["--sections", "bench", "--combinations", "single", "--bench-repeat", "0"]
+    run_in(ROOT, *command, *options)
+    results = json.loads(output.with_suffix(".json").read_text(encoding="utf-8"))
+    run = results["bench"]["single"]
+    assert run["functions"] == ["cross_entropy", "softmax"]
+    assert run["rows"] == 2 * 3 * 4  # functions x (NumPy, PyTorch eager and compiled) x sizes
+    assert 0 < run["timing_seconds"] < run["cold_seconds"]
+    assert run["warm_seconds"] is None
+    (target,) = results["targets"]
+    assert target["name"].startswith("`nox -s bench`, quick profile")
+    assert target["measured"] == run["cold_seconds"]
+    report = output.with_suffix(".md").read_text(encoding="utf-8")
+    assert "| single | cross_entropy, softmax | 24 |" in report
+    assert f"Target: {target['name']}: {target['verdict']}." in report
