@@ -45,8 +45,9 @@ QUESTIONS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
 COMBINATIONS = [(layout, jax) for layout in QUESTIONS["layout"] for jax in (False, True)]
 COMBINATION_IDS = [layout + ("-jax" if jax else "") for layout, jax in COMBINATIONS]
 
-# What `generated(...)` runs in each rendered repo: its default sessions and the training example.
-GENERATED_SESSIONS = ["lint", "typecheck", "tests", "train"]
+# What `generated(...)` runs in each rendered repo: its default sessions and the training example,
+# in one process and in two (torchrun).
+GENERATED_SESSIONS = ["lint", "typecheck", "tests", "train", "train_distributed"]
 GENERATED_NOXFILE = ROOT / "template" / "noxfile.py"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 TORCH_INDEX_HOST = "download.pytorch.org"
