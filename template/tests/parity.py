@@ -306,13 +306,14 @@ def arrays(
     """Float64 arrays of `shape`, for `target` to convert.
 
     Values lie in [-10, 10]; with `extremes`, also huge ones (up to 1e4 in magnitude: exp
-    overflows from 89 in float32 and 710 in float64) and tiny ones, near the smallest normal
-    number of the target's dtype.
+    overflows from 89 in float32 and 710 in float64; in float16, up to 40, whose products of
+    three still fit) and tiny ones, near the smallest normal number of the target's dtype.
     """
     values = st.floats(-10.0, 10.0)
     if extremes:
-        tiny = 1e3 * float(torch.finfo(getattr(torch, target.dtype)).tiny)
-        values = st.one_of(values, st.floats(-1e4, 1e4), st.floats(-tiny, tiny))
+        limits = torch.finfo(getattr(torch, target.dtype))
+        huge, tiny = min(1e4, float(limits.max) ** (1 / 3)), 1e3 * float(limits.tiny)
+        values = st.one_of(values, st.floats(-huge, huge), st.floats(-tiny, tiny))
     return hnp.arrays(np.float64, shape, elements=values)
 
 
