@@ -2,9 +2,9 @@
 
 For each combination (single/split layout, with and without JAX), in a private copy of the render:
 the repo's own `ruff check`, `ruff format --check` and `mypy` pass, and its test suite passes for
-real; importing the package does not import JAX; the scaffold creates an algorithm whose tests
-report "not implemented yet" and pass once the stubs are written; the training example learns.
-The two layouts hold the same functions, with the same docstrings and code.
+real; importing the package does not import JAX; the training example learns. The two layouts
+hold the same functions, with the same docstrings and code. The scaffold has its own tests,
+test_scaffold.py.
 
 The generated suite runs with `PYTHONPATH=src` (nothing installed), as on a machine without
 network access; the generated noxfile installs the package for real.
@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from render import BIN, COMBINATIONS, Combination, Render, only_child, render_cookiecutter, run
+from scaffolded import COMMANDS
 
 PACKAGE = "my_research_project"  # from the default answers
 ALGORITHMS = ("softmax", "cross_entropy")
@@ -76,7 +77,7 @@ def test_passes_ruff_and_mypy_for_newer_pythons(
     answers = {"package_name": "zeta_model", "python_version": python_version, "layout": "split", "jax": True}
     render_cookiecutter(template_repo, tmp_path, answers, typed=False)
     repo = only_child(tmp_path)
-    run_in(repo, sys.executable, "scripts/new_algorithm.py", "layer_norm")
+    run_in(repo, sys.executable, "scripts/new_algorithm.py", *COMMANDS["attention"])
     run_in(repo, BIN / "ruff", "check", "--no-cache", ".")
     run_in(repo, BIN / "ruff", "format", "--check", "--no-cache", ".")
     run_in(repo, BIN / "mypy", "--cache-dir", mypy_cache)
@@ -106,70 +107,6 @@ def test_import_does_not_import_jax(rendered: Render, combination: Combination, 
     )
     result = run_in(repo, sys.executable, "-c", code)
     assert result.stdout.strip() == "[]"
-
-
-@pytest.mark.slow
-def test_scaffold_creates_a_tested_algorithm(repo: Path, combination: Combination, mypy_cache: Path) -> None:
-    created = run_in(repo, sys.executable, "scripts/new_algorithm.py", "layer_norm").stdout
-    assert "created tests/test_layer_norm.py" in created
-    assert f"exported layer_norm from src/{PACKAGE}/__init__.py" in created
-    source = repo / "src" / PACKAGE
-    module = source / ("layer_norm.py" if combination.layout == "single" else "layer_norm")
-    assert module.exists()
-    run_in(repo, BIN / "ruff", "check", "--no-cache", ".")
-    run_in(repo, BIN / "ruff", "format", "--check", "--no-cache", ".")
-    run_in(repo, BIN / "mypy", "--cache-dir", mypy_cache)
-
-    # The stubs: their tests are expected failures that say what to write, and nothing fails.
-    result = pytest_in(repo, "tests/test_layer_norm.py")
-    assert "xfailed" in result.stdout.splitlines()[-1]
-    assert "failed" not in result.stdout.splitlines()[-1].replace("xfailed", "")
-    assert "not implemented yet: write _layer_norm_numpy, the NumPy reference" in result.stdout
-    assert "not implemented yet: write _layer_norm_pytorch, the PyTorch port" in result.stdout
-
-    # Refuses a name that exists, or that is not an identifier, without touching anything.
-    for name, problem in [("layer_norm", "already exists"), ("Layer-Norm", "not a valid name")]:
-        refused = run_in(repo, sys.executable, "scripts/new_algorithm.py", name, check=False)
-        assert refused.returncode == 2
-        assert problem in refused.stderr
-
-    # Written: the same tests compare the implementations like any other algorithm's.
-    implement_layer_norm(repo, combination)
-    result = pytest_in(repo, "tests/test_layer_norm.py")
-    summary = result.stdout.splitlines()[-1]
-    assert re.search(r"\d+ passed", summary), result.stdout
-    assert "xfail" not in summary
-    assert "failed" not in summary
-    from_root = f"from {PACKAGE} import layer_norm; print(layer_norm.__module__)"
-    assert run_in(repo, sys.executable, "-c", from_root).stdout.startswith(f"{PACKAGE}.layer_norm")
-
-
-STUBS = {
-    "numpy": 'msg = "not implemented yet: write _layer_norm_numpy, the NumPy reference"\n'
-    "    raise NotImplementedError(msg)",
-    "pytorch": 'msg = "not implemented yet: write _layer_norm_pytorch, the PyTorch port"\n'
-    "    raise NotImplementedError(msg)",
-    "jax": 'msg = "not implemented yet: write _layer_norm_jax, the JAX port"\n    raise NotImplementedError(msg)',
-}
-IMPLEMENTATIONS = {
-    "numpy": "return np.tanh(x)",
-    "pytorch": "return torch.tanh(x)",
-    "jax": "import jax.numpy as jnp\n\n    return jnp.tanh(x)",
-}
-
-
-def implement_layer_norm(repo: Path, combination: Combination) -> None:
-    """Replace the stubs with a real (if not layer-norm) implementation: tanh."""
-    source = repo / "src" / PACKAGE
-    backends = ["numpy", "pytorch", *(["jax"] if combination.jax else [])]
-    for backend in backends:
-        if combination.layout == "single":
-            path = source / "layer_norm.py"
-        else:
-            path = source / "layer_norm" / f"{backend}_impl.py"
-        text = path.read_text(encoding="utf-8")
-        assert text.count(STUBS[backend]) == 1, text
-        path.write_text(text.replace(STUBS[backend], IMPLEMENTATIONS[backend]), encoding="utf-8")
 
 
 @pytest.mark.slow

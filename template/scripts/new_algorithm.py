@@ -389,7 +389,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Create a new algorithm from its signature: stubs in this repo's layout, "
         "exported from the package, and its tests.",
-        epilog=f"example: python scripts/new_algorithm.py {EXAMPLE}",
+        epilog="example, attention with three operands and an optional parameter:\n"
+        f"  python scripts/new_algorithm.py {EXAMPLE}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("name", help="the function's name, a lower-case identifier: attention")
     parser.add_argument(
