@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -67,7 +68,7 @@ REFUSED = [
     (["attention", "x", "--param", "a: int = 1, b: int = 2"], "is not one parameter"),
     (["attention", "x", "--param", "scale: Tensor = 1.0"], "does not import Tensor"),
     (["attention", "x", "--param", "scale: float = math.pi"], "the default must be a Python literal"),
-    (["attention", "x", "--param", "given: int = 1"], "parameter 'given' would shadow"),
+    (["attention", "x", "--param", "torch: int = 1"], "parameter 'torch' would shadow"),
 ]
 
 
@@ -127,6 +128,12 @@ def test_scaffolds_any_signature(repo: Path, combination: Combination, mypy_cach
     api = "".join(path.read_text(encoding="utf-8") for path in module_files(repo, combination, "attention"))
     assert "def attention(q: Array, k: Array, v: Array, scale: float | None = None) -> Array:" in api
     assert "return _attention_pytorch(q, k, v, scale)" in api
+
+    # The README's example, two operands and an optional axis, is as clean.
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"^python scripts/new_algorithm.py (.+)$", readme, re.MULTILINE)
+    assert example is not None, readme
+    run([sys.executable, "scripts/new_algorithm.py", *shlex.split(example[1])], cwd=repo)
 
     run([BIN / "ruff", "check", "--no-cache", "."], cwd=repo)
     run([BIN / "ruff", "format", "--check", "--no-cache", "."], cwd=repo)

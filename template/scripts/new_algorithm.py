@@ -37,16 +37,21 @@ SKELETON = Path(__file__).resolve().parent / "skeleton"
 LINE_LENGTH = 100
 # Longer names would push the generated signatures past the line length.
 MAX_NAME_LENGTH = 32
-# Names the generated module and its test use: an algorithm, operand or parameter with one of
-# these names would shadow them.
-TAKEN = frozenset(
+# Names the generated module uses inside its functions: an operand or parameter (or the
+# algorithm) with one of these names would shadow them.
+MODULE_NAMES = frozenset(
     {
         *("annotations", "overload", "TYPE_CHECKING", "np", "numpy", "torch", "jax", "jnp"),
         *("NDArray", "Array", "dispatch_error", "is_jax_array", "require_floating", "msg"),
-        *("pytest", "given", "st", "strategies", "hypothesis", "parity", "Target", "Tolerance"),
-        *("Any", "SHAPES", "MIN_DIMS", "DEFAULTS", "TOLERANCES", "Call", "OPERANDS", "draw"),
-        *("sized", "benchmark_inputs", "data", "target", "operands", "parameters", "drawn"),
-        *("ndim", "case", "shapes", "size", "min_dims", "extremes", "max_side", "rng"),
+    }
+)
+# Names the generated test module defines or imports: the algorithm, imported there, would
+# shadow them (operands and parameters appear there as strings only).
+TEST_NAMES = frozenset(
+    {
+        *("annotations", "Any", "np", "NDArray", "pytest", "given", "st", "hypothesis"),
+        *("parity", "Target", "Tolerance", "SHAPES", "MIN_DIMS", "DEFAULTS", "TOLERANCES"),
+        *("Call", "draw", "sized", "benchmark_inputs", "OPERANDS"),
     }
 )
 # The names a parameter's type may use: the generated module imports nothing else for it.
@@ -99,15 +104,16 @@ class Parameter:
 # --- Checking the arguments -----------------------------------------------------------------
 
 
-def check_name(name: str, what: str) -> None:
-    """Refuse `name` as the name of `what` (the algorithm, an operand, a parameter)."""
+def check_name(name: str, what: str, taken: frozenset[str] = MODULE_NAMES) -> None:
+    """Refuse `name` as the name of `what` (the algorithm, an operand, a parameter), or as one
+    of the `taken` names."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
         msg = (
             f"{what} {name!r} is not a valid name: use a lower-case Python identifier such as "
             "'layer_norm' (letters, digits and underscores, starting with a letter)"
         )
         raise Refused(msg)
-    if keyword.issoftkeyword(name) or name in TAKEN:
+    if keyword.issoftkeyword(name) or name in taken:
         msg = f"{what} {name!r} would shadow a name the generated module or test uses: rename it"
         raise Refused(msg)
     if name.startswith("test"):
@@ -157,7 +163,7 @@ def parse_parameter(spec: str) -> Parameter:
 
 def check_signature(name: str, operands: list[str], parameters: list[Parameter]) -> None:
     """Refuse a signature whose names clash, or an algorithm that exists already."""
-    check_name(name, "the algorithm")
+    check_name(name, "the algorithm", MODULE_NAMES | TEST_NAMES)
     for operand in operands:
         check_name(operand, "operand")
     names = [name, *operands, *(parameter.name for parameter in parameters)]
