@@ -11,6 +11,8 @@ writes benchmarks/results.md and benchmarks/results.json. Sections (all by defau
     dispatch    ns per call that a public function adds over its private implementation
     import      `import <package>` against `import numpy, torch`; whether JAX got imported
     compile     torch.compile graph breaks and recompilations; jax.jit traces
+    inner-loop  `nox -s tests` run again: unchanged, after an edit, after a dependency change
+    seeds       a scaffolded algorithm's test, with correct code, under many hypothesis seeds
 
 The template is this working tree, uncommitted files included. This interpreter needs numpy,
 torch, jax, cookiecutter, copier, pyyaml and virtualenv (and pip's access to torch: set
@@ -32,6 +34,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import inner_loop
 import packages
 import report
 import repos
@@ -40,7 +43,7 @@ from timing import run
 if TYPE_CHECKING:
     from render import Combination
 
-SECTIONS = ["render", "update", "cold-start", "suite", "dispatch", "import", "compile"]
+SECTIONS = ["render", "update", "cold-start", "suite", "dispatch", "import", "compile", "inner-loop", "seeds"]
 VERSIONS = ["python", "numpy", "torch", "jax", "cookiecutter", "copier", "virtualenv"]
 
 
@@ -59,6 +62,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--calls", type=int, default=2000, help="calls per timing round (dispatch)")
     parser.add_argument("--rounds", type=int, default=1001, help="timing rounds (dispatch)")
     parser.add_argument("--compile-calls", type=int, default=20, help="calls of each compiled function")
+    parser.add_argument("--seeds", type=int, default=200, help="hypothesis seeds (seeds)")
     return parser.parse_args(argv)
 
 
@@ -160,6 +164,12 @@ def run_sections(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
         results["import"] = import_results(generated, args.repeat)
     if "compile" in args.sections:
         results["compile"] = _probe_each("compile", generated, ["--calls", str(args.compile_calls)])
+    if "inner-loop" in args.sections:
+        _log(f"inner loop ({first.id}): nox -s tests, four times")
+        results["inner_loop"] = inner_loop.inner_loop(template, scratch / "inner-loop", first)
+    if "seeds" in args.sections:
+        _log(f"{args.seeds} seeds of a scaffolded attention test")
+        results["seeds"] = inner_loop.seeds(template, scratch / "seeds", args.seeds)
     return results
 
 
@@ -216,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         **sections,
     }
     results["targets"] = [target.as_dict() for target in report.targets(results)]
-    text = report.markdown(results)
+    text = report.markdown(results) + inner_loop.markdown(results)
     if args.output:
         args.output.with_suffix(".md").write_text(text, encoding="utf-8")
         args.output.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

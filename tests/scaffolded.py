@@ -63,6 +63,28 @@ RELATED_SHAPES = (
 )
 
 
+# Runs attention's tests under `count` seeds in one process (imports and JAX's compilations are
+# paid once); prints "N of COUNT seeds failed: [...]", and the output of each failure to stderr.
+SEED_RUNNER = """
+import contextlib, io, sys
+import pytest
+
+failed = []
+for seed in range({count}):
+    with contextlib.redirect_stdout(io.StringIO()) as output:
+        arguments = ["tests/test_attention.py", "-q", "-x", "-p", "no:cacheprovider", f"--hypothesis-seed={{seed}}"]
+        if pytest.main([*arguments, "-k", "matches_reference or gradient or edge"]) != 0:
+            failed.append(seed)
+            print(output.getvalue(), file=sys.stderr)
+print(f"{{len(failed)}} of {count} seeds failed: {{failed}}")
+"""
+
+
+def seed_runner(count: int) -> str:
+    """Python code for `python -c` in a repo with attention written (see `implement`)."""
+    return SEED_RUNNER.format(count=count)
+
+
 def scaffold(repo: Path, algorithm: str) -> subprocess.CompletedProcess[str]:
     return run([sys.executable, "scripts/new_algorithm.py", *COMMANDS[algorithm]], cwd=repo)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from render import BIN, Combination, Render, run, tree
-from scaffolded import COMMANDS, PACKAGE, implement, scaffold
+from scaffolded import COMMANDS, PACKAGE, implement, scaffold, seed_runner
 
 SPLIT_JAX = Combination("split", jax=True)
 
@@ -131,9 +131,9 @@ def test_scaffolds_any_signature(repo: Path, combination: Combination, mypy_cach
 
     # The README's example, two operands and an optional axis, is as clean.
     readme = (repo / "README.md").read_text(encoding="utf-8")
-    example = re.search(r"^python scripts/new_algorithm.py (.+)$", readme, re.MULTILINE)
-    assert example is not None, readme
-    run([sys.executable, "scripts/new_algorithm.py", *shlex.split(example[1])], cwd=repo)
+    command = re.search(r"^python scripts/new_algorithm.py (.+)$", readme, re.MULTILINE)
+    assert command is not None, readme
+    run([sys.executable, "scripts/new_algorithm.py", *shlex.split(command[1])], cwd=repo)
 
     run([BIN / "ruff", "check", "--no-cache", "."], cwd=repo)
     run([BIN / "ruff", "format", "--check", "--no-cache", "."], cwd=repo)
@@ -158,26 +158,11 @@ def test_scaffolds_any_signature(repo: Path, combination: Combination, mypy_cach
     assert not re.search(r"failed|error|xfail|xpass", summary), result.stdout
 
 
-SEEDS = """
-import contextlib, io, sys
-import pytest
-
-failed = []
-for seed in range({seeds}):
-    with contextlib.redirect_stdout(io.StringIO()) as output:
-        arguments = ["tests/test_attention.py", "-q", "-x", "-p", "no:cacheprovider", f"--hypothesis-seed={{seed}}"]
-        if pytest.main([*arguments, "-k", "matches_reference or gradient or edge"]) != 0:
-            failed.append(seed)
-            print(output.getvalue(), file=sys.stderr)
-print(f"{{len(failed)}} of {{{seeds}}} seeds failed: {{failed}}")
-"""
-
-
 @pytest.mark.slow
 def test_scaffolded_attention_passes_every_seed(rendered: Render, tmp_path: Path) -> None:
     repo = Path(shutil.copytree(rendered("cookiecutter", SPLIT_JAX), tmp_path / "repo"))
     scaffold(repo, "attention")
     implement(repo, SPLIT_JAX, "attention")
     seeds = int(os.environ.get("SCAFFOLD_SEEDS", "20"))
-    result = run([sys.executable, "-c", SEEDS.format(seeds=seeds)], cwd=repo, env=environment(repo))
+    result = run([sys.executable, "-c", seed_runner(seeds)], cwd=repo, env=environment(repo))
     assert f"0 of {seeds} seeds failed" in result.stdout, result.stderr[-5000:]
