@@ -42,6 +42,7 @@ class Bug:
     old: str
     new: str
     caught_by: str  # the generated test that fails first
+    says: str = ""  # what its failure message must say
 
     def plant(self, repo: Path, layout: str) -> None:
         source = repo / "src" / PACKAGE
@@ -137,8 +138,17 @@ JAX_BUGS = [
         caught_by="test_matches_reference",
     ),
 ]
-# In scaffolded algorithms: the parameter, the stabilisation, the gradient of a later operand.
-SCAFFOLDED_TORCH_BUGS = [
+# In scaffolded algorithms: a parameter, the stabilisation, a later operand's gradient, a NumPy scalar.
+SCAFFOLDED_BUGS = [
+    Bug(
+        "scaffolded-numpy-scalar",  # indexing with () turns a 0-d result into a NumPy scalar
+        "logsumexp",
+        "numpy",
+        "np.squeeze(total, axis=axis)",
+        "np.squeeze(total, axis=axis)[()]",
+        caught_by="test_matches_reference",
+        says="returned a NumPy scalar",
+    ),
     Bug(
         "scaffolded-ignored-parameter",  # scale taken as 1/sqrt(d) whatever the caller passes
         "attention",
@@ -222,8 +232,8 @@ SCAFFOLDED_JAX_BUGS = [
         caught_by="test_matches_reference",
     ),
 ]
-SINGLE_BUGS = TORCH_BUGS + SCAFFOLDED_TORCH_BUGS
-SPLIT_JAX_BUGS = TORCH_BUGS + JAX_BUGS + SCAFFOLDED_TORCH_BUGS + SCAFFOLDED_JAX_BUGS
+SINGLE_BUGS = TORCH_BUGS + SCAFFOLDED_BUGS
+SPLIT_JAX_BUGS = TORCH_BUGS + JAX_BUGS + SCAFFOLDED_BUGS + SCAFFOLDED_JAX_BUGS
 CASES = [
     pytest.param(combination, bug, id=f"{combination.id}-{bug.name}")
     for combination, bugs in [(SINGLE, SINGLE_BUGS), (SPLIT_JAX, SPLIT_JAX_BUGS)]
@@ -261,6 +271,7 @@ def test_generated_suite_catches(rendered: Render, tmp_path: Path, combination: 
     failed = [line for line in result.stdout.splitlines() if line.startswith("FAILED ")]
     assert len(failed) == 1, output
     assert f"::{bug.caught_by}" in failed[0], output
+    assert bug.says in output, output
 
 
 @pytest.mark.slow
