@@ -16,6 +16,7 @@ import ast
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -107,6 +108,45 @@ def test_import_does_not_import_jax(rendered: Render, combination: Combination, 
     )
     result = run_in(repo, sys.executable, "-c", code)
     assert result.stdout.strip() == "[]"
+
+
+def torch_index_url() -> str:
+    """TORCH_INDEX_URL for the generated noxfile: as set, else PyTorch's CPU index where it
+    resolves, else "" (pip's own configuration: a wheelhouse on an offline machine)."""
+    if "TORCH_INDEX_URL" in os.environ:
+        return os.environ["TORCH_INDEX_URL"]
+    try:
+        socket.getaddrinfo("download.pytorch.org", 443)
+    except OSError:
+        return ""
+    return "https://download.pytorch.org/whl/cpu"
+
+
+@pytest.mark.slow
+def test_nox_tests_session_reinstalls_only_what_changed(rendered: Render, tmp_path: Path) -> None:
+    # The inner loop: run the tests, run them again, edit a port, run them again.
+    repo = Path(shutil.copytree(rendered("cookiecutter", COMBINATIONS[0]), tmp_path / "repo"))
+    env = {**environment(repo), "TORCH_INDEX_URL": torch_index_url()}
+    env.pop("PYTHONPATH")
+
+    def nox_tests() -> subprocess.CompletedProcess[str]:
+        command = [str(BIN / "nox"), "-s", "tests", "--", "-q", "-p", "no:cacheprovider", "-x"]
+        return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, check=False)
+
+    first = nox_tests()
+    assert first.returncode == 0, first.stdout + first.stderr
+    again = nox_tests()
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "nothing to install" in again.stderr
+    assert "pip install" not in again.stderr
+    # A bug in the port must reach the tests: the project is reinstalled, and torch is not.
+    port = repo / "src" / PACKAGE / "cross_entropy.py"  # single layout
+    text = port.read_text(encoding="utf-8")
+    port.write_text(text.replace("return -picked.mean()", "return -picked.sum()"), encoding="utf-8")
+    edited = nox_tests()
+    assert edited.returncode != 0, edited.stdout + edited.stderr
+    assert "install . --no-deps" in edited.stderr
+    assert "torch==" not in edited.stderr
 
 
 @pytest.mark.slow
