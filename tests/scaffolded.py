@@ -65,12 +65,14 @@ RELATED_SHAPES = (
 
 # Runs attention's tests under `count` seeds in one process (imports and JAX's compilations are
 # paid once); prints "N of COUNT seeds failed: [...]", and the output of each failure to stderr.
+# Without the example database, so that no seed replays another's failure.
 SEED_RUNNER = """
-import contextlib, io, sys
+import contextlib, io, shutil, sys
 import pytest
 
 failed = []
 for seed in range({count}):
+    shutil.rmtree(".hypothesis", ignore_errors=True)
     with contextlib.redirect_stdout(io.StringIO()) as output:
         arguments = ["tests/test_attention.py", "-q", "-x", "-p", "no:cacheprovider", f"--hypothesis-seed={{seed}}"]
         if pytest.main([*arguments, "-k", "matches_reference or gradient or edge"]) != 0:
@@ -81,7 +83,8 @@ print(f"{{len(failed)}} of {count} seeds failed: {{failed}}")
 
 
 def seed_runner(count: int) -> str:
-    """Python code for `python -c` in a repo with attention written (see `implement`)."""
+    """Python code for `python -c` in a repo with attention written (see `implement`), to run
+    with HYPOTHESIS_PROFILE=fast (the ci profile ignores seeds)."""
     return SEED_RUNNER.format(count=count)
 
 

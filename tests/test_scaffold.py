@@ -171,5 +171,6 @@ def test_scaffolded_attention_passes_every_seed(rendered: Render, tmp_path: Path
     scaffold(repo, "attention")
     implement(repo, SPLIT_JAX, "attention")
     seeds = int(os.environ.get("SCAFFOLD_SEEDS", "20"))
-    result = run([sys.executable, "-c", seed_runner(seeds)], cwd=repo, env=environment(repo))
+    env = {**environment(repo), "HYPOTHESIS_PROFILE": "fast"}
+    result = run([sys.executable, "-c", seed_runner(seeds)], cwd=repo, env=env)
     assert f"0 of {seeds} seeds failed" in result.stdout, result.stderr[-5000:]
