@@ -385,11 +385,12 @@ def assert_close(
     expected: Any,
     *,
     target: Target,
-    tolerance: Tolerance,
     what: str,
+    tolerances: Mapping[str, Tolerance] | None = None,
     room: NDArray[np.float64] | float = 0.0,
 ) -> None:
-    """`actual` (an array of `target`) equals `expected` (any array) within `tolerance`.
+    """`actual` (an array of `target`) equals `expected` (any array) within the tolerance of
+    the target's dtype (`tolerances` over `TOLERANCES`).
 
     Checks the array type, dtype, device and shape against the target's first. Values match
     where ``|actual - expected| <= atol + rtol * |expected| + room``, or where both are the same
@@ -401,6 +402,7 @@ def assert_close(
     want = to_numpy(expected)
     _check_type_dtype_device(actual, want.shape, target=target, what=what)
     got = to_numpy(actual)
+    tolerance = {**TOLERANCES, **(tolerances or {})}[target.dtype]
     with np.errstate(invalid="ignore", over="ignore"):
         error = np.abs(got - want)
         allowed = tolerance.atol + tolerance.rtol * np.abs(want) + room
@@ -449,10 +451,6 @@ def _room(
     return SENSITIVITY * largest
 
 
-def _tolerance(target: Target, tolerances: Mapping[str, Tolerance] | None) -> Tolerance:
-    return {**TOLERANCES, **(tolerances or {})}[target.dtype]
-
-
 def assert_matches_reference(
     function: Function,
     target: Target,
@@ -483,8 +481,7 @@ def assert_matches_reference(
         return
     actual = BACKENDS[target.backend].call(function, arguments, parameters)
     room = _room(function, reference_arguments, parameters, expected, target.dtype)
-    tolerance = _tolerance(target, tolerances)
-    assert_close(actual, expected, target=target, tolerance=tolerance, what=what, room=room)
+    assert_close(actual, expected, target=target, what=what, tolerances=tolerances, room=room)
 
 
 def _assert_raises_too(
@@ -588,7 +585,7 @@ def assert_gradient_matches_reference(
                 gradient,
                 expected,
                 target=target,
-                tolerance=GRADIENT_TOLERANCE,
+                tolerances={target.dtype: GRADIENT_TOLERANCE},
                 what=f"{what} on {target}",
             )
     if target.backend == "torch":  # torch's own finite differences, for every output
@@ -645,7 +642,7 @@ def assert_compiled_matches_eager(
             compiled(*arguments),
             expected,
             target=target,
-            tolerance=_tolerance(target, tolerances),
+            tolerances=tolerances,
             what=name,
         )
     if count() != 1:
@@ -681,7 +678,7 @@ def assert_vmap_matches_loop(
         batched,
         looped,
         target=target,
-        tolerance=_tolerance(target, tolerances),
+        tolerances=tolerances,
         what=f"torch.func.vmap of {function.__name__} on {target}",
     )
 

@@ -20,7 +20,9 @@ from parity import Target, Tolerance
 
 #: The operands' axes (see `parity.shapes`): logits (..., C) and integer labels (...) in [0, C).
 SHAPES = {"logits": "...c", "labels": "..."}
-#: Per-dtype overrides of `parity.TOLERANCES`, e.g. {"bfloat16": Tolerance(rtol=0.05, atol=0.01)}.
+#: A result matches where |result - reference| <= atol + rtol * |reference| + the room that the
+#: reference's own sensitivity to rounding gives (see `parity`). rtol and atol per dtype, here
+#: overriding `parity.TOLERANCES`, e.g. {"bfloat16": Tolerance(rtol=0.05, atol=0.01)}.
 TOLERANCES: dict[str, Tolerance] = {}
 #: Operands (float64 logits, int64 labels, as NumPy arrays) and parameters of one call.
 Call = tuple[tuple[NDArray[Any], ...], dict[str, Any]]
