@@ -201,14 +201,15 @@ def split_arguments(text: str) -> list[str]:
     return [*parts, text[start:].strip()]
 
 
-def bracketed(indent: str, head: str, items: list[str], tail: str) -> str:
-    """``head(items)tail`` as ruff formats it: on one line if it fits, else the items on one
-    indented line of their own, else one item per line with a trailing comma."""
+def bracketed(indent: str, head: str, items: list[str], tail: str, *, hug: bool = True) -> str:
+    """``head(items)tail`` as ruff formats it: on one line if it fits, else (for calls and
+    signatures, with `hug`) the items on one indented line of their own, else one item per
+    line with a trailing comma (always, for a list, dict or tuple that does not fit)."""
     one_line = f"{indent}{head}{', '.join(items)}{tail}"
     if len(one_line) <= LINE_LENGTH:
         return one_line
     inner = f"{indent}    {', '.join(items)}"
-    if len(inner) <= LINE_LENGTH:
+    if hug and len(inner) <= LINE_LENGTH:
         return f"{indent}{head}\n{inner}\n{indent}{tail}"
     lines = "".join(f"{indent}    {item},\n" for item in items)
     return f"{indent}{head}\n{lines}{indent}{tail}"
@@ -227,7 +228,9 @@ def fit(line: str) -> str:
             break
     indent = line[: len(line) - len(line.lstrip())]
     head, inner = stripped[len(indent) : i + 1], stripped[i + 1 : -1]
-    return bracketed(indent, head, split_arguments(inner), stripped[-1] + line[len(stripped) :])
+    call = i > 0 and (stripped[i - 1].isalnum() or stripped[i - 1] in "_)]")
+    tail = stripped[-1] + line[len(stripped) :]
+    return bracketed(indent, head, split_arguments(inner), tail, hug=call)
 
 
 def condition(indent: str, checks: list[str]) -> str:
