@@ -42,9 +42,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)  # before hypothesis loads --hypothesis-profile
 def pytest_configure(config: pytest.Config) -> None:
     quick = [phase for phase in Phase if phase is not Phase.explain]
-    settings.register_profile("fast", max_examples=10, deadline=None, phases=quick)
+    # Each profile from hypothesis's defaults, never from the profile loaded last time (pytest
+    # may configure several sessions in one process).
+    defaults = settings.get_profile("default")
+    settings.register_profile("fast", defaults, max_examples=10, deadline=None, phases=quick)
     settings.register_profile("ci", settings.get_profile("fast"), derandomize=True, database=None)
-    settings.register_profile("thorough", max_examples=300, deadline=None)
+    settings.register_profile("thorough", defaults, max_examples=300, deadline=None)
     default = "ci" if os.environ.get("CI") else "fast"
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", default))
     unknown = required_devices(config) - set(REQUIRABLE_DEVICES)
