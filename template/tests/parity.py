@@ -421,8 +421,9 @@ def assert_close(
     )
 
 
-def _reference(function: Function, arguments: Operands, parameters: Parameters) -> Any:
-    """`function` on NumPy arrays, its floating-point warnings silenced: the values tell."""
+def _reference(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
+    """`function` on NumPy arrays, its floating-point warnings silenced: the values tell (and
+    some BLAS builds raise spurious ones)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return function(*arguments, **parameters)
@@ -913,6 +914,7 @@ BACKENDS: Mapping[str, Backend] = {
         asarray=_numpy_asarray,
         to_numpy=np.asarray,
         describe=_numpy_describe,
+        call=_reference,
     ),
     "torch": Backend(
         dtypes=DTYPES,
