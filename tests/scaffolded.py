@@ -8,6 +8,8 @@ and attention's test declares how q, k and v relate, in its `SHAPES`.
 
 from __future__ import annotations
 
+import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -63,29 +65,42 @@ RELATED_SHAPES = (
 )
 
 
-# Runs attention's tests under `count` seeds in one process (imports and JAX's compilations are
-# paid once); prints "N of COUNT seeds failed: [...]", and the output of each failure to stderr.
-# Without the example database, so that no seed replays another's failure.
+# Runs attention's tests under seeds START to STOP in one process (imports and JAX's compilations
+# are paid once), without the example database, so that no seed replays another's failure;
+# prints the failed seeds as a list, and the output of each failure to stderr.
 SEED_RUNNER = """
 import contextlib, io, shutil, sys
 import pytest
 
 failed = []
-for seed in range({count}):
+for seed in range({start}, {stop}):
     shutil.rmtree(".hypothesis", ignore_errors=True)
     with contextlib.redirect_stdout(io.StringIO()) as output:
         arguments = ["tests/test_attention.py", "-q", "-x", "-p", "no:cacheprovider", f"--hypothesis-seed={{seed}}"]
         if pytest.main([*arguments, "-k", "matches_reference or gradient or edge"]) != 0:
             failed.append(seed)
             print(output.getvalue(), file=sys.stderr)
-print(f"{{len(failed)}} of {count} seeds failed: {{failed}}")
+print(failed)
 """
+# Seeds per process: hypothesis nests its settings once per pytest session, and a few hundred
+# sessions in one process exceed Python's recursion limit.
+SEEDS_PER_PROCESS = 50
 
 
-def seed_runner(count: int) -> str:
-    """Python code for `python -c` in a repo with attention written (see `implement`), to run
-    with HYPOTHESIS_PROFILE=fast (the ci profile ignores seeds)."""
-    return SEED_RUNNER.format(count=count)
+def failing_seeds(repo: Path, count: int) -> tuple[list[int], str]:
+    """The seeds among the first `count` for which attention's tests fail (in a repo where it
+    is written, see `implement`), and the failures' output. Under HYPOTHESIS_PROFILE=fast: the
+    ci profile ignores seeds."""
+    env = {key: value for key, value in os.environ.items() if key != "REQUIRE_DEVICE"}
+    env |= {"PYTHONPATH": str(repo / "src"), "HYPOTHESIS_PROFILE": "fast"}
+    failed: list[int] = []
+    output = ""
+    for start in range(0, count, SEEDS_PER_PROCESS):
+        code = SEED_RUNNER.format(start=start, stop=min(count, start + SEEDS_PER_PROCESS))
+        result = run([sys.executable, "-c", code], cwd=repo, env=env)
+        failed += ast.literal_eval(result.stdout.strip().splitlines()[-1])
+        output += result.stderr
+    return failed, output
 
 
 def scaffold(repo: Path, algorithm: str) -> subprocess.CompletedProcess[str]:
