@@ -97,8 +97,12 @@ def require_floating(function: Callable[..., object], **operands: object) -> Non
     for operand, value in operands.items():
         if isinstance(value, torch.Tensor):
             floating = value.is_floating_point()
-        elif isinstance(value, np.ndarray){% if cookiecutter.jax %} or is_jax_array(value){% endif %}:
+        elif isinstance(value, np.ndarray):
+            floating = value.dtype.kind == "f"
+{%- if cookiecutter.jax %}
+        elif is_jax_array(value):
             floating = "float" in value.dtype.name  # bfloat16 included, whose kind is "V"
+{%- endif %}
         else:
             continue
         if not floating:
