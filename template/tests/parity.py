@@ -306,14 +306,15 @@ def arrays(
 ) -> st.SearchStrategy[NDArray[np.float64]]:
     """Float64 arrays of `shape`, for `target` to convert.
 
-    Values lie in [-10, 10]; with `extremes`, also huge ones (up to 1e4 in magnitude: exp
-    overflows from 89 in float32 and 710 in float64; in float16, up to 40, whose products of
-    three still fit) and tiny ones, near the smallest normal number of the target's dtype.
+    Values lie in [-10, 10]; with `extremes`, also huge ones and tiny ones, near the smallest
+    normal number of the target's dtype. Huge means up to 1e4 in magnitude (exp overflows from
+    89 in float32 and 710 in float64), but at most 1/sqrt(eps) of the dtype, beyond which the
+    product of two values has no digit left for a difference of 1 (float16: 32, bfloat16: 11).
     """
     values = st.floats(-10.0, 10.0)
     if extremes:
         limits = torch.finfo(getattr(torch, target.dtype))
-        huge, tiny = min(1e4, float(limits.max) ** (1 / 3)), 1e3 * float(limits.tiny)
+        huge, tiny = min(1e4, float(limits.eps) ** -0.5), 1e3 * float(limits.tiny)
         values = st.one_of(values, st.floats(-huge, huge), st.floats(-tiny, tiny))
     return hnp.arrays(np.float64, shape, elements=values)
 
