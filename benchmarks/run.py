@@ -12,6 +12,8 @@ writes benchmarks/results.md and benchmarks/results.json. Sections (all by defau
     import      `import <package>` against `import numpy, torch`; whether JAX got imported
     compile     torch.compile graph breaks and recompilations; jax.jit traces
     bench       the generated repos' `nox -s bench` (quick profile): wall time, cold and warm
+    inner-loop  `nox -s tests` run again: unchanged, after an edit, after a dependency change
+    seeds       a scaffolded algorithm's test, with correct code, under many hypothesis seeds
 
 The template is this working tree, uncommitted files included. This interpreter needs numpy,
 torch, jax, cookiecutter, copier, pyyaml and virtualenv (and pip's access to torch: set
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import bench_session
+import inner_loop
 import packages
 import report
 import repos
@@ -42,7 +45,7 @@ from timing import run
 if TYPE_CHECKING:
     from render import Combination
 
-SECTIONS = ["render", "update", "cold-start", "suite", "dispatch", "import", "compile", "bench"]
+SECTIONS = ["render", "update", "cold-start", "suite", "dispatch", "import", "compile", "bench", "inner-loop", "seeds"]
 VERSIONS = ["python", "numpy", "torch", "jax", "cookiecutter", "copier", "virtualenv"]
 
 
@@ -62,6 +65,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=1001, help="timing rounds (dispatch)")
     parser.add_argument("--compile-calls", type=int, default=20, help="calls of each compiled function")
     parser.add_argument("--bench-repeat", type=int, default=2, help="warm runs of each `nox -s bench`")
+    parser.add_argument("--seeds", type=int, default=200, help="hypothesis seeds (seeds)")
     return parser.parse_args(argv)
 
 
@@ -169,6 +173,12 @@ def run_sections(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
             _log(f"nox -s bench ({combination.id})")
             cache = scratch / "inductor-cache" / combination.id
             results["bench"][combination.id] = bench_session.time_bench(repo, cache, args.bench_repeat)
+    if "inner-loop" in args.sections:
+        _log(f"inner loop ({first.id}): nox -s tests, four times")
+        results["inner_loop"] = inner_loop.inner_loop(template, scratch / "inner-loop", first)
+    if "seeds" in args.sections:
+        _log(f"{args.seeds} seeds of a scaffolded attention test")
+        results["seeds"] = inner_loop.seeds(template, scratch / "seeds", args.seeds)
     return results
 
 
@@ -225,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         **sections,
     }
     results["targets"] = [target.as_dict() for target in report.targets(results) + bench_session.targets(results)]
-    text = report.markdown(results) + bench_session.markdown(results)
+    text = report.markdown(results) + bench_session.markdown(results) + inner_loop.markdown(results)
     if args.output:
         args.output.with_suffix(".md").write_text(text, encoding="utf-8")
         args.output.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

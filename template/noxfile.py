@@ -21,6 +21,7 @@ Environment variables (an empty value for an index means "pip's own index and co
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -75,9 +76,49 @@ def install(session: nox.Session, torch_index_url: str, *requirements: str) -> N
     index), then this project with `requirements`: a real install, not an editable one."""
     index = ["--index-url", torch_index_url] if torch_index_url else []
     session.install(f"torch=={TORCH_VERSION}", *index)
-    # uv keeps an installed local package of the same version; pip always rebuilds it.
-    reinstall = ["--reinstall-package", DISTRIBUTION] if session.venv_backend == "uv" else []
-    session.install(PROJECT, *requirements, *reinstall)
+    session.install(PROJECT, *requirements, *reinstall_project(session))
+
+
+def reinstall_project(session: nox.Session) -> list[str]:
+    """uv keeps an installed local package of the same version; pip always rebuilds it."""
+    return ["--reinstall-package", DISTRIBUTION] if session.venv_backend == "uv" else []
+
+
+def fingerprint(*paths: Path) -> str:
+    """A hash of the files at `paths` (folders: every file inside, caches aside)."""
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        files = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for file in files:
+            if file.is_file() and "__pycache__" not in file.parts:
+                digest.update(f"{file}\0".encode() + file.read_bytes())
+    return digest.hexdigest()
+
+
+def install_when_changed(session: nox.Session, torch_index_url: str, *requirements: str) -> None:
+    """`install` into a reused environment only what changed since the last run: everything
+    when the requirements or pyproject.toml did, the project alone when its sources did, and
+    nothing otherwise, so that running the tests again after an edit takes seconds."""
+    location = getattr(session.virtualenv, "location", None)
+    if not location:  # --no-venv: nothing is installed anyway
+        install(session, torch_index_url, *requirements)
+        return
+    record = Path(location) / "installed-for-nox.json"
+    wanted = {
+        "requirements": [f"torch=={TORCH_VERSION}", torch_index_url, *requirements],
+        "pyproject": fingerprint(Path("pyproject.toml")),
+        "project": fingerprint(Path("src"), Path("README.md")),
+    }
+    found = json.loads(record.read_text(encoding="utf-8")) if record.exists() else {}
+    if {key: found.get(key) for key in ("requirements", "pyproject")} != {
+        key: wanted[key] for key in ("requirements", "pyproject")
+    }:
+        install(session, torch_index_url, *requirements)
+    elif found.get("project") != wanted["project"]:
+        session.install(PROJECT, "--no-deps", *reinstall_project(session))
+    else:
+        session.log("Requirements and project unchanged since the last run: nothing to install")
+    record.write_text(json.dumps(wanted), encoding="utf-8")
 
 
 def why_no_gpu() -> str | None:
@@ -143,10 +184,14 @@ def typecheck(session: nox.Session) -> None:
     session.run("mypy", *session.posargs)
 
 
-@nox.session
+@nox.session(reuse_venv=True)
 def tests(session: nox.Session) -> None:
-    """Run the test suite on the CPU, with torch from PyTorch's CPU index (TORCH_INDEX_URL)."""
-    install(session, TORCH_INDEX_URL, *TEST_REQUIREMENTS)
+    """Run the test suite on the CPU, with torch from PyTorch's CPU index (TORCH_INDEX_URL).
+
+    The environment is kept between runs, and only what changed is installed again (`-N`
+    starts afresh): after editing a port, `nox -s tests` takes seconds.
+    """
+    install_when_changed(session, TORCH_INDEX_URL, *TEST_REQUIREMENTS)
     session.run("python", "-m", "pytest", *session.posargs)
 
 

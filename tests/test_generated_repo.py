@@ -2,9 +2,9 @@
 
 For each combination (single/split layout, with and without JAX), in a private copy of the render:
 the repo's own `ruff check`, `ruff format --check` and `mypy` pass, and its test suite passes for
-real; importing the package does not import JAX; the scaffold creates an algorithm whose tests
-report "not implemented yet" and pass once the stubs are written (the training example:
-test_training.py). The two layouts hold the same functions, with the same docstrings and code.
+real; importing the package does not import JAX. The two layouts hold the same functions, with the
+same docstrings and code. The scaffold has its own tests (test_scaffold.py), and so has the training
+example (test_training.py).
 
 The generated suite runs with `PYTHONPATH=src` (nothing installed), as on a machine without
 network access; the generated noxfile installs the package for real.
@@ -16,6 +16,7 @@ import ast
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -23,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from render import BIN, Combination, Render, only_child, render_cookiecutter, run
+from render import BIN, COMBINATIONS, Combination, Render, only_child, render_cookiecutter, run
+from scaffolded import COMMANDS
 
 PACKAGE = "my_research_project"  # from the default answers
 ALGORITHMS = ("softmax", "cross_entropy")
@@ -76,7 +78,7 @@ def test_passes_ruff_and_mypy_for_newer_pythons(
     answers = {"package_name": "zeta_model", "python_version": python_version, "layout": "split", "jax": True}
     render_cookiecutter(template_repo, tmp_path, answers, typed=False)
     repo = only_child(tmp_path)
-    run_in(repo, sys.executable, "scripts/new_algorithm.py", "layer_norm")
+    run_in(repo, sys.executable, "scripts/new_algorithm.py", *COMMANDS["attention"])
     run_in(repo, BIN / "ruff", "check", "--no-cache", ".")
     run_in(repo, BIN / "ruff", "format", "--check", "--no-cache", ".")
     run_in(repo, BIN / "mypy", "--cache-dir", mypy_cache)
@@ -108,68 +110,43 @@ def test_import_does_not_import_jax(rendered: Render, combination: Combination, 
     assert result.stdout.strip() == "[]"
 
 
+def torch_index_url() -> str:
+    """TORCH_INDEX_URL for the generated noxfile: as set, else PyTorch's CPU index where it
+    resolves, else "" (pip's own configuration: a wheelhouse on an offline machine)."""
+    if "TORCH_INDEX_URL" in os.environ:
+        return os.environ["TORCH_INDEX_URL"]
+    try:
+        socket.getaddrinfo("download.pytorch.org", 443)
+    except OSError:
+        return ""
+    return "https://download.pytorch.org/whl/cpu"
+
+
 @pytest.mark.slow
-def test_scaffold_creates_a_tested_algorithm(repo: Path, combination: Combination, mypy_cache: Path) -> None:
-    created = run_in(repo, sys.executable, "scripts/new_algorithm.py", "layer_norm").stdout
-    assert "created tests/test_layer_norm.py" in created
-    assert f"exported layer_norm from src/{PACKAGE}/__init__.py" in created
-    source = repo / "src" / PACKAGE
-    module = source / ("layer_norm.py" if combination.layout == "single" else "layer_norm")
-    assert module.exists()
-    run_in(repo, BIN / "ruff", "check", "--no-cache", ".")
-    run_in(repo, BIN / "ruff", "format", "--check", "--no-cache", ".")
-    run_in(repo, BIN / "mypy", "--cache-dir", mypy_cache)
+def test_nox_tests_session_reinstalls_only_what_changed(rendered: Render, tmp_path: Path) -> None:
+    # The inner loop: run the tests, run them again, edit a port, run them again.
+    repo = Path(shutil.copytree(rendered("cookiecutter", COMBINATIONS[0]), tmp_path / "repo"))
+    env = {**environment(repo), "TORCH_INDEX_URL": torch_index_url()}
+    env.pop("PYTHONPATH")
 
-    # The stubs: their tests are expected failures that say what to write, and nothing fails.
-    result = pytest_in(repo, "tests/test_layer_norm.py")
-    assert "xfailed" in result.stdout.splitlines()[-1]
-    assert "failed" not in result.stdout.splitlines()[-1].replace("xfailed", "")
-    assert "not implemented yet: write _layer_norm_numpy, the NumPy reference" in result.stdout
-    assert "not implemented yet: write _layer_norm_pytorch, the PyTorch port" in result.stdout
+    def nox_tests() -> subprocess.CompletedProcess[str]:
+        command = [str(BIN / "nox"), "-s", "tests", "--", "-q", "-p", "no:cacheprovider", "-x"]
+        return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, check=False)
 
-    # Refuses a name that exists, or that is not an identifier, without touching anything.
-    for name, problem in [("layer_norm", "already exists"), ("Layer-Norm", "not a valid name")]:
-        refused = run_in(repo, sys.executable, "scripts/new_algorithm.py", name, check=False)
-        assert refused.returncode == 2
-        assert problem in refused.stderr
-
-    # Written: the same tests compare the implementations like any other algorithm's.
-    implement_layer_norm(repo, combination)
-    result = pytest_in(repo, "tests/test_layer_norm.py")
-    summary = result.stdout.splitlines()[-1]
-    assert re.search(r"\d+ passed", summary), result.stdout
-    assert "xfail" not in summary
-    assert "failed" not in summary
-    from_root = f"from {PACKAGE} import layer_norm; print(layer_norm.__module__)"
-    assert run_in(repo, sys.executable, "-c", from_root).stdout.startswith(f"{PACKAGE}.layer_norm")
-
-
-STUBS = {
-    "numpy": 'msg = "not implemented yet: write _layer_norm_numpy, the NumPy reference"\n'
-    "    raise NotImplementedError(msg)",
-    "pytorch": 'msg = "not implemented yet: write _layer_norm_pytorch, the PyTorch port"\n'
-    "    raise NotImplementedError(msg)",
-    "jax": 'msg = "not implemented yet: write _layer_norm_jax, the JAX port"\n    raise NotImplementedError(msg)',
-}
-IMPLEMENTATIONS = {
-    "numpy": "return np.tanh(x)",
-    "pytorch": "return torch.tanh(x)",
-    "jax": "import jax.numpy as jnp\n\n    return jnp.tanh(x)",
-}
-
-
-def implement_layer_norm(repo: Path, combination: Combination) -> None:
-    """Replace the stubs with a real (if not layer-norm) implementation: tanh."""
-    source = repo / "src" / PACKAGE
-    backends = ["numpy", "pytorch", *(["jax"] if combination.jax else [])]
-    for backend in backends:
-        if combination.layout == "single":
-            path = source / "layer_norm.py"
-        else:
-            path = source / "layer_norm" / f"{backend}_impl.py"
-        text = path.read_text(encoding="utf-8")
-        assert text.count(STUBS[backend]) == 1, text
-        path.write_text(text.replace(STUBS[backend], IMPLEMENTATIONS[backend]), encoding="utf-8")
+    first = nox_tests()
+    assert first.returncode == 0, first.stdout + first.stderr
+    again = nox_tests()
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "nothing to install" in again.stderr
+    assert "pip install" not in again.stderr
+    # A bug in the port must reach the tests: the project is reinstalled, and torch is not.
+    port = repo / "src" / PACKAGE / "cross_entropy.py"  # single layout
+    text = port.read_text(encoding="utf-8")
+    port.write_text(text.replace("return -picked.mean()", "return -picked.sum()"), encoding="utf-8")
+    edited = nox_tests()
+    assert edited.returncode != 0, edited.stdout + edited.stderr
+    assert "install . --no-deps" in edited.stderr
+    assert "torch==" not in edited.stderr
 
 
 # --- The two layouts hold the same code ---------------------------------------------------------

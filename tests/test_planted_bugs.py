@@ -4,7 +4,9 @@ Each case plants one bug, by editing the text of an implementation in a copy of 
 and runs that algorithm's generated test file, which must fail (and, for the record, fail in the
 test that is meant to catch it). Without a bug the same files pass. Bugs in the PyTorch and NumPy
 code are planted in a single-layout repo and in a split-layout repo with JAX; JAX bugs in the
-latter.
+latter. The algorithms are the worked examples and two algorithms scaffolded with
+`scripts/new_algorithm.py` then written (see scaffolded.py): a user's own algorithm is tested as
+strongly as the examples.
 
 A device mix-up (a stray `.cpu()`) cannot show as a wrong device on a machine without a GPU: the
 suite runs every PyTorch function on the `meta` device too (tensors with a shape, a dtype and a
@@ -23,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from render import Combination, Render
+from scaffolded import COMMANDS, implement, scaffold
 
 PACKAGE = "my_research_project"  # from the default answers
 SINGLE = Combination("single", jax=False)
@@ -34,11 +37,12 @@ class Bug:
     """A realistic mistake in porting `algorithm` to `backend`: `old` becomes `new`."""
 
     name: str
-    algorithm: str  # softmax or cross_entropy
+    algorithm: str  # softmax or cross_entropy, or one in scaffolded.COMMANDS
     backend: str  # numpy, pytorch or jax
     old: str
     new: str
     caught_by: str  # the generated test that fails first
+    says: str = ""  # what its failure message must say
 
     def plant(self, repo: Path, layout: str) -> None:
         source = repo / "src" / PACKAGE
@@ -134,11 +138,117 @@ JAX_BUGS = [
         caught_by="test_matches_reference",
     ),
 ]
+# In scaffolded algorithms: a parameter, the stabilisation, a later operand's gradient, a NumPy scalar.
+SCAFFOLDED_BUGS = [
+    Bug(
+        "scaffolded-numpy-scalar",  # indexing with () turns a 0-d result into a NumPy scalar
+        "logsumexp",
+        "numpy",
+        "np.squeeze(total, axis=axis)",
+        "np.squeeze(total, axis=axis)[()]",
+        caught_by="test_matches_reference",
+        says="returned a NumPy scalar",
+    ),
+    Bug(
+        "scaffolded-ignored-parameter",  # scale taken as 1/sqrt(d) whatever the caller passes
+        "attention",
+        "pytorch",
+        "scores = q @ k.transpose(-1, -2) * (d**-0.5 if scale is None else scale)",
+        "scores = q @ k.transpose(-1, -2) * d**-0.5",
+        caught_by="test_matches_reference",
+    ),
+    Bug(
+        "scaffolded-ignored-axis",
+        "logsumexp",
+        "pytorch",
+        "(x - m).exp().sum(dim=axis, keepdim=True)",
+        "(x - m).exp().sum(dim=-1, keepdim=True)",
+        caught_by="test_matches_reference",
+    ),
+    Bug(
+        "scaffolded-missing-stabilisation",
+        "attention",
+        "pytorch",
+        "scores = scores - scores.amax(dim=-1, keepdim=True)",
+        "scores = scores",
+        caught_by="test_matches_reference",
+    ),
+    Bug(
+        "scaffolded-detached-operand",  # v's gradient cut: right values, q and k still learn
+        "attention",
+        "pytorch",
+        "return weights / weights.sum(dim=-1, keepdim=True) @ v",
+        "return weights / weights.sum(dim=-1, keepdim=True) @ v.detach()",
+        caught_by="test_gradient_matches_reference",
+    ),
+    Bug(
+        "scaffolded-silent-downcast",
+        "attention",
+        "pytorch",
+        "weights = scores.exp()",
+        "weights = scores.float().exp()",
+        caught_by="test_matches_reference",
+    ),
+]
+SCAFFOLDED_JAX_BUGS = [
+    Bug(
+        "scaffolded-jax-ignored-parameter",
+        "attention",
+        "jax",
+        "scores = q @ jnp.swapaxes(k, -1, -2) * (d**-0.5 if scale is None else scale)",
+        "scores = q @ jnp.swapaxes(k, -1, -2) * d**-0.5",
+        caught_by="test_matches_reference",
+    ),
+    Bug(
+        "scaffolded-jax-ignored-axis",
+        "logsumexp",
+        "jax",
+        "jnp.sum(jnp.exp(x - m), axis=axis, keepdims=True)",
+        "jnp.sum(jnp.exp(x - m), axis=-1, keepdims=True)",
+        caught_by="test_matches_reference",
+    ),
+    Bug(
+        "scaffolded-jax-missing-stabilisation",
+        "attention",
+        "jax",
+        "scores = scores - jnp.max(scores, axis=-1, keepdims=True)",
+        "scores = scores",
+        caught_by="test_matches_reference",
+    ),
+    Bug(
+        "scaffolded-jax-detached-operand",
+        "attention",
+        "jax",
+        "return weights / jnp.sum(weights, axis=-1, keepdims=True) @ v",
+        "return weights / jnp.sum(weights, axis=-1, keepdims=True) @ jax.lax.stop_gradient(v)",
+        caught_by="test_gradient_matches_reference",
+    ),
+    Bug(
+        "scaffolded-jax-silent-downcast",
+        "attention",
+        "jax",
+        "weights = jnp.exp(scores)",
+        "weights = jnp.exp(scores).astype(jnp.float32)",
+        caught_by="test_matches_reference",
+    ),
+]
+SINGLE_BUGS = TORCH_BUGS + SCAFFOLDED_BUGS
+SPLIT_JAX_BUGS = TORCH_BUGS + JAX_BUGS + SCAFFOLDED_BUGS + SCAFFOLDED_JAX_BUGS
 CASES = [
     pytest.param(combination, bug, id=f"{combination.id}-{bug.name}")
-    for combination, bugs in [(SINGLE, TORCH_BUGS), (SPLIT_JAX, TORCH_BUGS + JAX_BUGS)]
+    for combination, bugs in [(SINGLE, SINGLE_BUGS), (SPLIT_JAX, SPLIT_JAX_BUGS)]
     for bug in bugs
 ]
+
+
+def prepare(rendered: Render, tmp_path: Path, combination: Combination, algorithm: str) -> Path:
+    """A copy of the combination's render, with `algorithm` scaffolded and written if it is
+    not a worked example."""
+    repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+    if algorithm in COMMANDS:
+        scaffold(repo, algorithm)
+        implement(repo, combination, algorithm)
+    return repo
 
 
 def run_tests(repo: Path, algorithm: str) -> subprocess.CompletedProcess[str]:
@@ -153,7 +263,7 @@ def run_tests(repo: Path, algorithm: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize(("combination", "bug"), CASES)
 def test_generated_suite_catches(rendered: Render, tmp_path: Path, combination: Combination, bug: Bug) -> None:
-    repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+    repo = prepare(rendered, tmp_path, combination, bug.algorithm)
     bug.plant(repo, combination.layout)
     result = run_tests(repo, bug.algorithm)
     output = result.stdout + result.stderr
@@ -161,14 +271,15 @@ def test_generated_suite_catches(rendered: Render, tmp_path: Path, combination: 
     failed = [line for line in result.stdout.splitlines() if line.startswith("FAILED ")]
     assert len(failed) == 1, output
     assert f"::{bug.caught_by}" in failed[0], output
+    assert bug.says in output, output
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("combination", [SINGLE, SPLIT_JAX], ids=lambda combination: combination.id)
-@pytest.mark.parametrize("algorithm", ["softmax", "cross_entropy"])
+@pytest.mark.parametrize("algorithm", ["softmax", "cross_entropy", *COMMANDS])
 def test_generated_suite_passes_without_bugs(
     rendered: Render, tmp_path: Path, combination: Combination, algorithm: str
 ) -> None:
-    repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+    repo = prepare(rendered, tmp_path, combination, algorithm)
     result = run_tests(repo, algorithm)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -3,7 +3,9 @@
 - Targets on a missing device (CUDA, MPS) are skipped with the reason. ``--require-device cuda``
   or ``REQUIRE_DEVICE=cuda`` (comma-separated for several) turns those skips into failures, for
   runs that must exercise a GPU.
-- Hypothesis profiles: ``fast`` by default (a few examples, the suite runs in seconds) and
+- Hypothesis profiles: ``fast`` by default (a few examples, the suite runs in seconds);
+  ``ci``, chosen where the ``CI`` environment variable is set (as on GitHub Actions): the same
+  examples on every run (derandomized, no example database), so a red CI run means changed code;
   ``thorough``: ``pytest --hypothesis-profile=thorough`` or ``HYPOTHESIS_PROFILE=thorough``.
 - A stub from ``scripts/new_algorithm.py`` raises ``NotImplementedError("... not implemented
   yet ...")``, and a function without a branch for a backend (JAX switched on later) raises
@@ -45,9 +47,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)  # before hypothesis loads --hypothesis-profile
 def pytest_configure(config: pytest.Config) -> None:
     quick = [phase for phase in Phase if phase is not Phase.explain]
-    settings.register_profile("fast", max_examples=10, deadline=None, phases=quick)
-    settings.register_profile("thorough", max_examples=300, deadline=None)
-    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+    # Each profile from hypothesis's defaults, never from the profile loaded last time (pytest
+    # may configure several sessions in one process).
+    defaults = settings.get_profile("default")
+    settings.register_profile("fast", defaults, max_examples=10, deadline=None, phases=quick)
+    settings.register_profile("ci", settings.get_profile("fast"), derandomize=True, database=None)
+    settings.register_profile("thorough", defaults, max_examples=300, deadline=None)
+    default = "ci" if os.environ.get("CI") else "fast"
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", default))
     unknown = required_devices(config) - set(REQUIRABLE_DEVICES)
     if unknown:
         message = f"REQUIRE_DEVICE: unknown {sorted(unknown)}; choose from {REQUIRABLE_DEVICES}"

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from numpy.typing import NDArray
@@ -13,23 +14,38 @@ from numpy.typing import NDArray
 from {{ cookiecutter.package_name }} import cross_entropy
 
 import parity
-from parity import Target
+from parity import Target, Tolerance
 
-RNG = np.random.default_rng(0)
-LOGITS = RNG.normal(size=(2, 3))
+# --- What the tests draw ----------------------------------------------------------------------
+
+#: The operands' axes (see `parity.shapes`): logits (..., C) and integer labels (...) in [0, C).
+SHAPES = {"logits": "...c", "labels": "..."}
+#: A result matches where |result - reference| <= atol + rtol * |reference| + the room that the
+#: reference's own sensitivity to rounding gives (see `parity`). rtol and atol per dtype, here
+#: overriding `parity.TOLERANCES`, e.g. {"bfloat16": Tolerance(rtol=0.05, atol=0.01)}.
+TOLERANCES: dict[str, Tolerance] = {}
+#: Operands (float64 logits, int64 labels, as NumPy arrays) and parameters of one call.
+Call = tuple[tuple[NDArray[Any], ...], dict[str, Any]]
+
+
+def draw(data: st.DataObject, target: Target, *, extremes: bool = False, max_side: int = 5) -> Call:
+    """Logits and labels with the shapes of `SHAPES`."""
+    shapes = data.draw(parity.shapes(target, SHAPES, max_side=max_side), label="shapes")
+    logits = data.draw(parity.arrays(target, shapes["logits"], extremes=extremes), label="logits")
+    labels = data.draw(parity.labels(shapes["labels"], shapes["logits"][-1]), label="labels")
+    return (logits, labels), {}
+
+
+def benchmark_inputs(size: int) -> Call:
+    """One call with about `size` logits (for benchmarks/), from `SHAPES`."""
+    shapes = parity.sized_shapes(SHAPES, size)
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=shapes["logits"])
+    return (logits, rng.integers(0, logits.shape[-1], size=shapes["labels"])), {}
+
+
+LOGITS = np.random.default_rng(0).normal(size=(2, 3))
 LABELS = np.array([2, 0])
-
-
-def benchmark_inputs(
-    size: int,
-) -> tuple[tuple[NDArray[np.float64] | NDArray[np.int64], ...], dict[str, Any]]:
-    """Logits of about `size` elements (up to 1000 classes) and their labels, for
-    `scripts/bench.py`."""
-    rng = np.random.default_rng(size)
-    classes = min(size, 1000)
-    rows = max(size // classes, 1)
-    return (rng.normal(size=(rows, classes)), rng.integers(0, classes, size=rows)), {}
-
 
 # --- The NumPy reference against the math ---------------------------------------------------
 
@@ -40,7 +56,7 @@ def test_reference_is_log_classes_for_uniform_logits() -> None:
 
 
 def test_reference_is_the_mean_negative_log_probability() -> None:
-    logits, labels = RNG.normal(size=(3, 4)), np.array([0, 3, 1])
+    logits, labels = np.random.default_rng(1).normal(size=(3, 4)), np.array([0, 3, 1])
     probabilities = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     expected = -np.mean(np.log(probabilities[np.arange(3), labels]))
     np.testing.assert_allclose(cross_entropy(logits, labels), expected, rtol=1e-13)
@@ -52,54 +68,81 @@ def test_reference_does_not_overflow() -> None:
     np.testing.assert_allclose(loss, 1e4, rtol=1e-15)
 
 
+def test_reference_returns_a_0d_array() -> None:
+    loss = cross_entropy(LOGITS, LABELS)
+    assert isinstance(loss, np.ndarray)
+    assert loss.shape == ()
+
+
+@pytest.mark.parametrize("label", [-1, 3])
+def test_labels_outside_the_classes_are_refused(label: int) -> None:
+    # NumPy would wrap -1 around to the last class; PyTorch's gather refuses it.
+    labels = np.array([label, 0])
+    with pytest.raises(ValueError, match=r"labels outside \[0, 3\)"):
+        cross_entropy(LOGITS, labels)
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        cross_entropy(torch.from_numpy(LOGITS), torch.from_numpy(labels))
+
+
 # --- Every port against the reference -------------------------------------------------------
 
 
-@pytest.mark.parametrize("target", parity.targets(), ids=str)
+@parity.over()
 @given(data=st.data())
 def test_matches_reference(target: Target, data: st.DataObject) -> None:
-    logits = data.draw(parity.arrays(target, extremes=True), label="logits")
-    labels = data.draw(parity.labels(logits.shape[:-1], logits.shape[-1]), label="labels")
-    parity.assert_matches_reference(cross_entropy, target, logits, labels)
+    operands, parameters = draw(data, target, extremes=True)
+    parity.assert_matches_reference(
+        cross_entropy, target, operands, parameters, tolerances=TOLERANCES
+    )
 
 
-@pytest.mark.parametrize("target", parity.targets(), ids=str)
+@parity.over()
 def test_large_logits_do_not_overflow(target: Target) -> None:
     logits = np.array([[1e4, 0.0, -1e4], [-1e3, -1e3, 1e3]])
-    parity.assert_matches_reference(cross_entropy, target, logits, LABELS)
+    parity.assert_matches_reference(cross_entropy, target, (logits, LABELS))
 
 
-@pytest.mark.parametrize("target", parity.targets(devices=["meta"]), ids=str)
+@parity.over()
+@pytest.mark.parametrize("case", ["smallest", "empty"])
+def test_edge_shapes(target: Target, case: str) -> None:
+    # "smallest": one row of one class and a 0-d label; "empty": no classes at all, which the
+    # reference refuses (a maximum of nothing), and so must every port.
+    shapes = parity.edge_shapes(SHAPES)[case]
+    operands = (np.ones(shapes["logits"]), np.zeros(shapes["labels"], dtype=np.int64))
+    parity.assert_matches_reference(cross_entropy, target, operands)
+
+
+@parity.over(devices=["meta"])
 def test_stays_on_the_input_device(target: Target) -> None:
     # On the meta device (tensors without data), a tensor made on the default device or a
     # stray .cpu() shows up without a GPU.
-    parity.assert_keeps_type_dtype_device(cross_entropy, target, LOGITS, LABELS)
+    parity.assert_keeps_type_dtype_device(cross_entropy, target, (LOGITS, LABELS))
 
 
-@pytest.mark.parametrize("target", parity.targets(parity.PORTS, ["float64"]), ids=str)
+@parity.over(parity.PORTS, ["float64"])
 @given(data=st.data())
 def test_gradient_matches_reference(target: Target, data: st.DataObject) -> None:
-    logits = data.draw(parity.arrays(target, max_side=4), label="logits")
-    labels = data.draw(parity.labels(logits.shape[:-1], logits.shape[-1]), label="labels")
-    parity.assert_gradient_matches_reference(cross_entropy, target, logits, labels)
+    operands, parameters = draw(data, target, max_side=4)
+    parity.assert_gradient_matches_reference(cross_entropy, target, operands, parameters)
 
 
-@pytest.mark.parametrize("target", parity.targets(parity.PORTS, ["float32"]), ids=str)
+@parity.over(parity.PORTS, ["float32"])
 def test_compiles_to_one_graph(target: Target) -> None:
-    parity.assert_compiled_matches_eager(cross_entropy, target, LOGITS, LABELS)
+    parity.assert_compiled_matches_eager(cross_entropy, target, (LOGITS, LABELS))
 
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
-@pytest.mark.parametrize("target", parity.targets(["torch"], ["float32"]), ids=str)
+@parity.over(["torch"], ["float32"])
 def test_compiles_with_inductor(target: Target) -> None:
-    parity.assert_compiled_matches_eager(cross_entropy, target, LOGITS, LABELS, backend="inductor")
+    operands = (LOGITS, LABELS)
+    parity.assert_compiled_matches_eager(cross_entropy, target, operands, compiler="inductor")
 
 
-@pytest.mark.parametrize("target", parity.targets(["torch"], ["float64"]), ids=str)
+@parity.over(["torch"], ["float64"])
 def test_vmap_matches_loop(target: Target) -> None:
-    parity.assert_vmap_matches_loop(cross_entropy, target, LOGITS, LABELS)
+    parity.assert_vmap_matches_loop(cross_entropy, target, (LOGITS, LABELS))
 
 
 def test_rejects_unsupported_inputs() -> None:
-    parity.assert_rejects_unsupported(cross_entropy, LOGITS, LABELS)
+    parity.assert_rejects_unsupported(cross_entropy, (LOGITS, LABELS))

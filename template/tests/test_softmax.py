@@ -13,17 +13,36 @@ from numpy.typing import NDArray
 from {{ cookiecutter.package_name }} import softmax
 
 import parity
-from parity import Target
+from parity import Target, Tolerance
 
-RNG = np.random.default_rng(0)
+# --- What the tests draw ----------------------------------------------------------------------
+
+#: The operands' axes (see `parity.shapes`): x has any shape with at least one axis.
+SHAPES = {"x": "..."}
+MIN_DIMS = 1
+#: A result matches where |result - reference| <= atol + rtol * |reference| + the room that the
+#: reference's own sensitivity to rounding gives (see `parity`). rtol and atol per dtype, here
+#: overriding `parity.TOLERANCES`, e.g. {"bfloat16": Tolerance(rtol=0.05, atol=0.01)}.
+TOLERANCES: dict[str, Tolerance] = {}
+#: Operands (float64 NumPy arrays) and parameters of one call.
+Call = tuple[tuple[NDArray[np.float64], ...], dict[str, Any]]
 
 
-def benchmark_inputs(size: int) -> tuple[tuple[NDArray[np.float64], ...], dict[str, Any]]:
-    """Logits of about `size` elements, rows of up to 1000 classes, for `scripts/bench.py`."""
-    classes = min(size, 1000)
-    x = np.random.default_rng(size).normal(size=(max(size // classes, 1), classes))
-    return (x,), {"axis": -1}
+def draw(data: st.DataObject, target: Target, *, extremes: bool = False, max_side: int = 5) -> Call:
+    """x of any shape in `SHAPES`, and an axis of x."""
+    drawn = parity.operands(target, SHAPES, min_dims=MIN_DIMS, max_side=max_side, extremes=extremes)
+    (x,) = data.draw(drawn, label="x")
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    return (x,), {"axis": axis}
 
+
+def benchmark_inputs(size: int) -> Call:
+    """One call with about `size` elements (for benchmarks/), from `SHAPES`."""
+    shape = parity.sized_shapes(SHAPES, size, min_dims=MIN_DIMS)["x"]
+    return (np.random.default_rng(0).normal(size=shape),), {"axis": -1}
+
+
+X = np.random.default_rng(0).normal(size=(2, 3))
 
 # --- The NumPy reference against the math ---------------------------------------------------
 
@@ -35,7 +54,7 @@ def test_reference_inverts_log() -> None:
 
 
 def test_reference_is_a_distribution_along_axis() -> None:
-    x = RNG.normal(size=(2, 3, 4))
+    x = np.random.default_rng(1).normal(size=(2, 3, 4))
     for axis in range(-3, 3):
         probabilities = softmax(x, axis=axis)
         assert probabilities.min() > 0
@@ -43,7 +62,7 @@ def test_reference_is_a_distribution_along_axis() -> None:
 
 
 def test_reference_ignores_shifts() -> None:
-    x = RNG.normal(size=(3, 4))
+    x = np.random.default_rng(2).normal(size=(3, 4))
     np.testing.assert_allclose(softmax(x + 100.0, axis=0), softmax(x, axis=0), rtol=1e-12)
 
 
@@ -53,56 +72,67 @@ def test_reference_does_not_overflow() -> None:
     np.testing.assert_array_equal(softmax(x), [[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
 
 
+def test_reference_returns_arrays() -> None:
+    result = softmax(np.array([3.0]))
+    assert isinstance(result, np.ndarray)
+    np.testing.assert_array_equal(result, [1.0])
+
+
 # --- Every port against the reference -------------------------------------------------------
 
 
-@pytest.mark.parametrize("target", parity.targets(), ids=str)
+@parity.over()
 @given(data=st.data())
 def test_matches_reference(target: Target, data: st.DataObject) -> None:
-    x = data.draw(parity.arrays(target, extremes=True), label="x")
-    axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
-    parity.assert_matches_reference(softmax, target, x, axis=axis)
+    operands, parameters = draw(data, target, extremes=True)
+    parity.assert_matches_reference(softmax, target, operands, parameters, tolerances=TOLERANCES)
 
 
-@pytest.mark.parametrize("target", parity.targets(), ids=str)
+@parity.over()
 def test_large_logits_do_not_overflow(target: Target) -> None:
     x = np.array([[1000.0, 1000.0, -1000.0], [-1e4, 0.0, 1e4]])
-    parity.assert_matches_reference(softmax, target, x)
-    parity.assert_matches_reference(softmax, target, x, axis=0)
+    parity.assert_matches_reference(softmax, target, (x,))
+    parity.assert_matches_reference(softmax, target, (x,), {"axis": 0})
 
 
-@pytest.mark.parametrize("target", parity.targets(devices=["meta"]), ids=str)
+@parity.over()
+@pytest.mark.parametrize("case", ["smallest", "empty", "0-d"])
+def test_edge_shapes(target: Target, case: str) -> None:
+    # Where the reference raises (an empty reduction, a 0-d x), every port raises too.
+    shape = {**parity.edge_shapes(SHAPES, min_dims=MIN_DIMS), "0-d": {"x": ()}}[case]["x"]
+    parity.assert_matches_reference(softmax, target, (np.ones(shape),))
+
+
+@parity.over(devices=["meta"])
 def test_stays_on_the_input_device(target: Target) -> None:
     # On the meta device (tensors without data), a tensor made on the default device or a
     # stray .cpu() shows up without a GPU.
-    parity.assert_keeps_type_dtype_device(softmax, target, RNG.normal(size=(2, 3)), axis=0)
+    parity.assert_keeps_type_dtype_device(softmax, target, (X,), {"axis": 0})
 
 
-@pytest.mark.parametrize("target", parity.targets(parity.PORTS, ["float64"]), ids=str)
+@parity.over(parity.PORTS, ["float64"])
 @given(data=st.data())
 def test_gradient_matches_reference(target: Target, data: st.DataObject) -> None:
-    x = data.draw(parity.arrays(target, max_side=4), label="x")
-    axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
-    parity.assert_gradient_matches_reference(softmax, target, x, axis=axis)
+    operands, parameters = draw(data, target, max_side=4)
+    parity.assert_gradient_matches_reference(softmax, target, operands, parameters)
 
 
-@pytest.mark.parametrize("target", parity.targets(parity.PORTS, ["float32"]), ids=str)
+@parity.over(parity.PORTS, ["float32"])
 def test_compiles_to_one_graph(target: Target) -> None:
-    parity.assert_compiled_matches_eager(softmax, target, RNG.normal(size=(2, 3)), axis=0)
+    parity.assert_compiled_matches_eager(softmax, target, (X,), {"axis": 0})
 
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
-@pytest.mark.parametrize("target", parity.targets(["torch"], ["float32"]), ids=str)
+@parity.over(["torch"], ["float32"])
 def test_compiles_with_inductor(target: Target) -> None:
-    x = RNG.normal(size=(2, 3))
-    parity.assert_compiled_matches_eager(softmax, target, x, axis=0, backend="inductor")
+    parity.assert_compiled_matches_eager(softmax, target, (X,), {"axis": 0}, compiler="inductor")
 
 
-@pytest.mark.parametrize("target", parity.targets(["torch"], ["float64"]), ids=str)
+@parity.over(["torch"], ["float64"])
 def test_vmap_matches_loop(target: Target) -> None:
-    parity.assert_vmap_matches_loop(softmax, target, RNG.normal(size=(2, 3)))
+    parity.assert_vmap_matches_loop(softmax, target, (X,))
 
 
 def test_rejects_unsupported_inputs() -> None:
-    parity.assert_rejects_unsupported(softmax, RNG.normal(size=(2, 3)))
+    parity.assert_rejects_unsupported(softmax, (X,))

@@ -105,3 +105,30 @@ def _type_name(value: object) -> str:
     if kind.__module__ == "builtins":
         return kind.__qualname__
     return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def require_floating(function: Callable[..., object], **operands: object) -> None:
+    """Raise a `TypeError` for an operand that is an array of integers or booleans.
+
+    Each backend would promote them its own way (NumPy to float64, PyTorch and JAX to their
+    default float), so the same call would give different dtypes: the caller converts instead.
+    Operands that are not arrays are left to `dispatch_error`.
+    """
+    for operand, value in operands.items():
+        if isinstance(value, torch.Tensor):
+            floating = value.is_floating_point()
+        elif isinstance(value, np.ndarray):
+            floating = value.dtype.kind == "f"
+{%- if cookiecutter.jax %}
+        elif is_jax_array(value):
+            floating = "float" in value.dtype.name  # bfloat16 included, whose kind is "V"
+{%- endif %}
+        else:
+            continue
+        if not floating:
+            name = getattr(function, "__name__", repr(function))
+            msg = (
+                f"{name}() got {operand} of dtype {value.dtype}; expected floating point "
+                "(convert it first: x.astype(np.float32), x.float(), ...)"
+            )
+            raise TypeError(msg)

@@ -1,0 +1,129 @@
+"""Algorithms scaffolded with a generated repo's `scripts/new_algorithm.py`, then written as a
+researcher would: what the scaffold's and the planted-bug tests share.
+
+`attention(q, k, v, scale)` has three operands with related shapes and an optional parameter;
+`logsumexp(x, axis)` one operand and an axis. Their implementations replace the stubs' bodies,
+and attention's test declares how q, k and v relate, in its `SHAPES`.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from render import Combination, run
+
+PACKAGE = "my_research_project"  # from the default answers
+COMMANDS = {
+    "attention": ["attention", "q", "k", "v", "--param", "scale: float | None = None"],
+    "logsumexp": ["logsumexp", "x", "--param", "axis: int = -1"],
+}
+BACKENDS = ("numpy", "pytorch", "jax")
+STUB = 'msg = "not implemented yet: write _{algorithm}_{backend}, the {what}"\n    raise NotImplementedError(msg)'
+WHAT = {"numpy": "NumPy reference", "pytorch": "PyTorch port", "jax": "JAX port"}
+IMPLEMENTATIONS = {
+    "attention": {
+        "numpy": """d = q.shape[-1]
+    scores = q @ np.swapaxes(k, -1, -2) * (d**-0.5 if scale is None else scale)
+    scores = scores - scores.max(axis=-1, keepdims=True)  # every exponent <= 0
+    weights = np.exp(scores)
+    result: NDArray[np.floating] = weights / weights.sum(axis=-1, keepdims=True) @ v
+    return result""",
+        "pytorch": """d = q.shape[-1]
+    scores = q @ k.transpose(-1, -2) * (d**-0.5 if scale is None else scale)
+    scores = scores - scores.amax(dim=-1, keepdim=True)
+    weights = scores.exp()
+    return weights / weights.sum(dim=-1, keepdim=True) @ v""",
+        "jax": """import jax.numpy as jnp
+
+    d = q.shape[-1]
+    scores = q @ jnp.swapaxes(k, -1, -2) * (d**-0.5 if scale is None else scale)
+    scores = scores - jnp.max(scores, axis=-1, keepdims=True)
+    weights = jnp.exp(scores)
+    return weights / jnp.sum(weights, axis=-1, keepdims=True) @ v""",
+    },
+    "logsumexp": {
+        "numpy": """m = x.max(axis=axis, keepdims=True)
+    total = np.log(np.exp(x - m).sum(axis=axis, keepdims=True)) + m
+    result: NDArray[np.floating] = np.squeeze(total, axis=axis)
+    return result""",
+        "pytorch": """m = x.amax(dim=axis, keepdim=True)
+    return ((x - m).exp().sum(dim=axis, keepdim=True).log() + m).squeeze(axis)""",
+        "jax": """import jax.numpy as jnp
+
+    m = jnp.max(x, axis=axis, keepdims=True)
+    return jnp.squeeze(jnp.log(jnp.sum(jnp.exp(x - m), axis=axis, keepdims=True)) + m, axis)""",
+    },
+}
+# Attention's operands: q (..., L, d), k (..., S, d), v (..., S, e).
+RELATED_SHAPES = (
+    'SHAPES = {"q": "...", "k": "...", "v": "..."}',
+    'SHAPES = {"q": "...ld", "k": "...sd", "v": "...se"}',
+)
+
+
+# Runs attention's tests under seeds START to STOP in one process (imports and JAX's compilations
+# are paid once), without the example database, so that no seed replays another's failure;
+# prints the failed seeds as a list, and the output of each failure to stderr.
+SEED_RUNNER = """
+import contextlib, io, shutil, sys
+import pytest
+
+failed = []
+for seed in range({start}, {stop}):
+    shutil.rmtree(".hypothesis", ignore_errors=True)
+    with contextlib.redirect_stdout(io.StringIO()) as output:
+        arguments = ["tests/test_attention.py", "-q", "-x", "-p", "no:cacheprovider", f"--hypothesis-seed={{seed}}"]
+        if pytest.main([*arguments, "-k", "matches_reference or gradient or edge"]) != 0:
+            failed.append(seed)
+            print(output.getvalue(), file=sys.stderr)
+print(failed)
+"""
+# Seeds per process: hypothesis nests its settings once per pytest session, and a few hundred
+# sessions in one process exceed Python's recursion limit.
+SEEDS_PER_PROCESS = 50
+
+
+def failing_seeds(repo: Path, count: int) -> tuple[list[int], str]:
+    """The seeds among the first `count` for which attention's tests fail (in a repo where it
+    is written, see `implement`), and the failures' output. Under HYPOTHESIS_PROFILE=fast: the
+    ci profile ignores seeds."""
+    env = {key: value for key, value in os.environ.items() if key != "REQUIRE_DEVICE"}
+    env |= {"PYTHONPATH": str(repo / "src"), "HYPOTHESIS_PROFILE": "fast"}
+    failed: list[int] = []
+    output = ""
+    for start in range(0, count, SEEDS_PER_PROCESS):
+        code = SEED_RUNNER.format(start=start, stop=min(count, start + SEEDS_PER_PROCESS))
+        result = run([sys.executable, "-c", code], cwd=repo, env=env)
+        failed += ast.literal_eval(result.stdout.strip().splitlines()[-1])
+        output += result.stderr
+    return failed, output
+
+
+def scaffold(repo: Path, algorithm: str) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "scripts/new_algorithm.py", *COMMANDS[algorithm]], cwd=repo)
+
+
+def source(repo: Path, combination: Combination, algorithm: str, backend: str) -> Path:
+    """The file that holds `algorithm`'s implementation for `backend`."""
+    if combination.layout == "single":
+        return repo / "src" / PACKAGE / f"{algorithm}.py"
+    return repo / "src" / PACKAGE / algorithm / f"{backend}_impl.py"
+
+
+def replace_once(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} is not once in {path}:\n{text}"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def implement(repo: Path, combination: Combination, algorithm: str) -> None:
+    """Write every stub of a scaffolded `algorithm`, and declare its shapes."""
+    for backend in BACKENDS[: 3 if combination.jax else 2]:
+        stub = STUB.format(algorithm=algorithm, backend=backend, what=WHAT[backend])
+        replace_once(source(repo, combination, algorithm, backend), stub, IMPLEMENTATIONS[algorithm][backend])
+    if algorithm == "attention":
+        replace_once(repo / "tests" / "test_attention.py", *RELATED_SHAPES)

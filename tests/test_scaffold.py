@@ -1,0 +1,175 @@
+"""The scaffold, `scripts/new_algorithm.py`, in every combination of options.
+
+It refuses bad names and specs with a message that says what to type, writing nothing; it
+writes algorithms of any signature in the repo's layout, with the worked examples' shape, that
+pass the repo's own ruff and mypy; their tests report the stubs as not implemented yet, and
+pass once the stubs are written. The scaffolded attention test, run with correct code under
+many hypothesis seeds, never fails (`SCAFFOLD_SEEDS`, default 10; the benchmark runs 200).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from render import BIN, Combination, Render, run, tree
+from scaffolded import COMMANDS, PACKAGE, failing_seeds, implement, scaffold
+
+SPLIT_JAX = Combination("split", jax=True)
+
+
+def environment(repo: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key not in {"REQUIRE_DEVICE", "HYPOTHESIS_PROFILE"}}
+    return {**env, "PYTHONPATH": str(repo / "src")}
+
+
+def new_algorithm(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "scripts/new_algorithm.py", *args]
+    return subprocess.run(command, cwd=repo, env=environment(repo), capture_output=True, text=True, check=False)
+
+
+def pytest_in(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
+    return subprocess.run(command, cwd=repo, env=environment(repo), capture_output=True, text=True, check=False)
+
+
+@pytest.fixture
+def repo(rendered: Render, combination: Combination, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+
+
+@pytest.fixture(scope="session")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
+REFUSED = [
+    (["Layer-Norm"], "not a valid name: use a lower-case Python identifier"),
+    (["lambda"], "not a valid name"),
+    (["softmax"], "already exists: src/"),
+    *[
+        ([name], "would shadow a name the generated module or test uses")
+        for name in ("parity", "given", "st", "pytest")
+    ],
+    (["test"], "starts with 'test', so pytest would take it for a test"),
+    (["attention", "np"], "operand 'np' would shadow"),
+    (["attention", "q", "q"], "'q' is used twice"),
+    (["attention", "x", "--param", "x: int = 1"], "'x' is used twice"),
+    (["attention", "x", "--param", "scale: float ="], "is not valid Python: write it as 'NAME: TYPE = DEFAULT'"),
+    (["attention", "x", "--param", "scale = 1.0"], "needs a type and a default"),
+    (["attention", "x", "--param", "a: int = 1, b: int = 2"], "is not one parameter"),
+    (["attention", "x", "--param", "scale: Tensor = 1.0"], "does not import Tensor"),
+    (["attention", "x", "--param", "scale: float = math.pi"], "the default must be a Python literal"),
+    (["attention", "x", "--param", "torch: int = 1"], "parameter 'torch' would shadow"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), REFUSED, ids=[" ".join(args) for args, _ in REFUSED])
+def test_refuses_bad_signatures_writing_nothing(
+    rendered: Render, tmp_path: Path, args: list[str], message: str
+) -> None:
+    repo = Path(shutil.copytree(rendered("cookiecutter", SPLIT_JAX), tmp_path / "repo"))
+    before = tree(repo)
+    refused = new_algorithm(repo, *args)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert message in refused.stderr
+    assert tree(repo) == before
+
+
+def test_help_shows_a_complete_example(rendered: Render) -> None:
+    shown = new_algorithm(rendered("cookiecutter", SPLIT_JAX), "--help").stdout
+    assert "new_algorithm.py attention q k v --param 'scale: float | None = None'" in shown
+
+
+def defined_functions(paths: list[Path]) -> list[str]:
+    """The names of the functions the files define, overloads included, sorted."""
+    return sorted(
+        node.name
+        for path in paths
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef)
+    )
+
+
+def module_files(repo: Path, combination: Combination, algorithm: str) -> list[Path]:
+    source = repo / "src" / PACKAGE
+    if combination.layout == "single":
+        return [source / f"{algorithm}.py"]
+    return sorted((source / algorithm).glob("*.py"))
+
+
+@pytest.mark.slow
+def test_scaffolds_any_signature(repo: Path, combination: Combination, mypy_cache: Path) -> None:
+    for algorithm in COMMANDS:
+        created = scaffold(repo, algorithm).stdout
+        assert f"created tests/test_{algorithm}.py" in created
+        assert f"exported {algorithm} from src/{PACKAGE}/__init__.py" in created
+
+    # The shape of the worked examples: the same files, the same functions (one overload per
+    # backend), the same checks before the dispatch.
+    backends = ["numpy", "pytorch", *(["jax"] if combination.jax else [])]
+    for algorithm in COMMANDS:
+        files = module_files(repo, combination, algorithm)
+        example = module_files(repo, combination, "softmax")
+        assert [path.name.replace(algorithm, "softmax") for path in files] == [path.name for path in example]
+        expected = [algorithm] * (len(backends) + 1) + [f"_{algorithm}_{backend}" for backend in backends]
+        assert defined_functions(files) == sorted(expected)
+        text = "".join(path.read_text(encoding="utf-8") for path in files)
+        assert f"require_floating({algorithm}, " in text
+        assert f"raise dispatch_error({algorithm}, " in text
+    api = "".join(path.read_text(encoding="utf-8") for path in module_files(repo, combination, "attention"))
+    assert "def attention(q: Array, k: Array, v: Array, scale: float | None = None) -> Array:" in api
+    assert "return _attention_pytorch(q, k, v, scale)" in api
+
+    # The README's example, two operands and an optional axis, is as clean.
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    command = re.search(r"^python scripts/new_algorithm.py (.+)$", readme, re.MULTILINE)
+    assert command is not None, readme
+    run([sys.executable, "scripts/new_algorithm.py", *shlex.split(command[1])], cwd=repo)
+
+    # The longest names allowed still give lines ruff accepts.
+    long = ["scaled_dot_product_attention_xyz", "queries", "keys", "values_of_the_attention_heads"]
+    run(
+        [sys.executable, "scripts/new_algorithm.py", *long, "--param", "dropout_rate_of_the_weights: float = 0.0"],
+        cwd=repo,
+    )
+
+    run([BIN / "ruff", "check", "--no-cache", "."], cwd=repo)
+    run([BIN / "ruff", "format", "--check", "--no-cache", "."], cwd=repo)
+    run([BIN / "mypy", "--cache-dir", mypy_cache], cwd=repo, env=environment(repo))
+
+    # The stubs: expected failures that say what to write, and nothing fails.
+    tests = [f"tests/test_{algorithm}.py" for algorithm in COMMANDS]
+    result = pytest_in(repo, *tests)
+    summary = result.stdout.strip().splitlines()[-1]
+    assert "xfailed" in summary, result.stdout
+    assert not re.search(r"\d+ (failed|error)", summary), result.stdout
+    for algorithm in COMMANDS:
+        for backend, what in [("numpy", "the NumPy reference"), ("pytorch", "the PyTorch port")]:
+            assert f"not implemented yet: write _{algorithm}_{backend}, {what}" in result.stdout
+
+    # Written: the same tests compare every port with the reference, and pass.
+    for algorithm in COMMANDS:
+        implement(repo, combination, algorithm)
+    result = pytest_in(repo, *tests)
+    summary = result.stdout.strip().splitlines()[-1]
+    assert re.search(r"\d+ passed", summary), result.stdout
+    assert not re.search(r"failed|error|xfail|xpass", summary), result.stdout
+
+
+@pytest.mark.slow
+def test_scaffolded_attention_passes_every_seed(rendered: Render, tmp_path: Path) -> None:
+    repo = Path(shutil.copytree(rendered("cookiecutter", SPLIT_JAX), tmp_path / "repo"))
+    scaffold(repo, "attention")
+    implement(repo, SPLIT_JAX, "attention")
+    seeds = int(os.environ.get("SCAFFOLD_SEEDS", "10"))
+    failed, output = failing_seeds(repo, seeds)
+    assert failed == [], output[-5000:]
