@@ -19,20 +19,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_generated_repo import IMPLEMENTATIONS, PACKAGE, STUBS, implement_layer_norm, run_in
+from test_generated_repo import run_in
 
 from render import BIN, COMBINATIONS, ROOT, Combination, Render
+from scaffolded import IMPLEMENTATIONS, PACKAGE, STUB, WHAT, implement, scaffold
 
-FUNCTIONS = ["cross_entropy", "layer_norm", "softmax"]  # the package's __all__ once scaffolded
+FUNCTIONS = ["cross_entropy", "logsumexp", "softmax"]  # the package's __all__ once scaffolded
 TINY = ["--sizes", "64,256", "--min-run-time", "0.01", "--threads", "1"]
 NUMBERS = ["median_s", "q1_s", "q3_s", "first_call_s", "speedup"]
 
 
 @pytest.fixture
 def repo(rendered: Render, combination: Combination, tmp_path: Path) -> Path:
-    """A private copy of the combination's render, with `layer_norm` scaffolded but not written."""
+    """A private copy of the combination's render, with `logsumexp` scaffolded but not written."""
     repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
-    run_in(repo, sys.executable, "scripts/new_algorithm.py", "layer_norm")
+    scaffold(repo, "logsumexp")
     return repo
 
 
@@ -58,7 +59,7 @@ def refused(result: subprocess.CompletedProcess[str], message: str) -> None:
 
 @pytest.mark.slow
 def test_times_every_function_and_backend(repo: Path, combination: Combination) -> None:
-    implement_layer_norm(repo, combination)
+    implement(repo, combination, "logsumexp")
     result = bench(repo, *TINY)
     out = repo / "bench-results"
     results: dict[str, Any] = json.loads((out / "results.json").read_text(encoding="utf-8"))
@@ -103,15 +104,16 @@ def test_times_every_function_and_backend(repo: Path, combination: Combination) 
 def test_compare_names_a_slowed_port(rendered: Render, tmp_path: Path) -> None:
     combination = COMBINATIONS[0]
     repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
-    run_in(repo, sys.executable, "scripts/new_algorithm.py", "layer_norm")
-    implement_layer_norm(repo, combination)
-    options = ["--only", "layer_norm", "--backend", "torch", "--sizes", "1000,4000", "--min-run-time", "0.05"]
+    scaffold(repo, "logsumexp")
+    implement(repo, combination, "logsumexp")
+    options = ["--only", "logsumexp", "--backend", "torch", "--sizes", "1000,4000", "--min-run-time", "0.05"]
     bench(repo, *options, "--threads", "1", "--output", "before")
 
     # Thirty needless passes over the input in the PyTorch port: the same result, slower.
-    module = repo / "src" / PACKAGE / "layer_norm.py"
-    slowed = "for _ in range(30):\n        x = x + 0.0 * torch.tanh(x)\n    return torch.tanh(x)"
-    module.write_text(module.read_text(encoding="utf-8").replace("return torch.tanh(x)", slowed), encoding="utf-8")
+    module = repo / "src" / PACKAGE / "logsumexp.py"
+    port = "m = x.amax(dim=axis, keepdim=True)"
+    slowed = "for _ in range(30):\n        x = x + 0.0 * torch.tanh(x)\n    " + port
+    module.write_text(module.read_text(encoding="utf-8").replace(port, slowed), encoding="utf-8")
 
     # Through the nox session, in this environment (as on a GPU node's existing one).
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
@@ -125,7 +127,7 @@ def test_compare_names_a_slowed_port(rendered: Render, tmp_path: Path) -> None:
     comparison = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))["comparison"]
     changes = comparison["changes"]
     assert comparison["common_rows"] == 2 * 3  # sizes x (NumPy, PyTorch eager and compiled)
-    assert any("layer_norm torch cpu eager size 1,000: slower" in change for change in changes)
+    assert any("logsumexp torch cpu eager size 1,000: slower" in change for change in changes)
 
 
 @pytest.mark.slow
@@ -135,23 +137,24 @@ def test_stubs_are_left_out_with_the_reason(repo: Path) -> None:
     bench(repo, *cheap)
     results = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
     assert results["functions"] == ["cross_entropy", "softmax"]
-    assert results["skipped"] == {"layer_norm": "not implemented yet: write _layer_norm_numpy, the NumPy reference"}
+    assert results["skipped"] == {"logsumexp": "not implemented yet: write _logsumexp_numpy, the NumPy reference"}
     # The reference written, the port not yet: the reference is timed, the port left out.
-    numpy_impl = repo / "src" / PACKAGE / "layer_norm" / "numpy_impl.py"
+    numpy_impl = repo / "src" / PACKAGE / "logsumexp" / "numpy_impl.py"
+    stub = STUB.format(algorithm="logsumexp", backend="numpy", what=WHAT["numpy"])
     text = numpy_impl.read_text(encoding="utf-8")
-    numpy_impl.write_text(text.replace(STUBS["numpy"], IMPLEMENTATIONS["numpy"]), encoding="utf-8")
-    result = bench(repo, *cheap, "--only", "layer_norm")
+    numpy_impl.write_text(text.replace(stub, IMPLEMENTATIONS["logsumexp"]["numpy"]), encoding="utf-8")
+    result = bench(repo, *cheap, "--only", "logsumexp")
     results = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
-    assert {(row["function"], row["backend"]) for row in results["rows"]} == {("layer_norm", "numpy")}
-    port = "not implemented yet: write _layer_norm_pytorch, the PyTorch port"
-    assert results["skipped"] == {"layer_norm on torch cpu": port}
-    assert f"layer_norm on torch cpu left out: {port}" in result.stdout
+    assert {(row["function"], row["backend"]) for row in results["rows"]} == {("logsumexp", "numpy")}
+    port = "not implemented yet: write _logsumexp_pytorch, the PyTorch port"
+    assert results["skipped"] == {"logsumexp on torch cpu": port}
+    assert f"logsumexp on torch cpu left out: {port}" in result.stdout
 
     # An algorithm's own sizes: the quick profile takes four of them, the smallest and largest too.
     declared = (10, 20, 30, 40, 50, 60)
-    with (repo / "tests" / "test_layer_norm.py").open("a", encoding="utf-8") as module:
+    with (repo / "tests" / "test_logsumexp.py").open("a", encoding="utf-8") as module:
         module.write(f"\nBENCHMARK_SIZES = {declared}\n")
-    bench(repo, "--only", "layer_norm", "--backend", "numpy", "--min-run-time", "0.01")
+    bench(repo, "--only", "logsumexp", "--backend", "numpy", "--min-run-time", "0.01")
     results = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
     sizes = sorted(row["size"] for row in results["rows"])
     assert len(sizes) == 4
@@ -164,14 +167,14 @@ def test_stubs_are_left_out_with_the_reason(repo: Path) -> None:
 def test_bad_input_gets_a_message(repo: Path, tmp_path: Path) -> None:
     refused(bench(repo, "--only", "layer_norn", check=False), "unknown algorithm 'layer_norn': choose from")
     # The scaffold's stubs: the reference is not written yet.
-    stub = bench(repo, "--only", "layer_norm", check=False)
-    refused(stub, "layer_norm: not implemented yet: write _layer_norm_numpy")
+    stub = bench(repo, "--only", "logsumexp", check=False)
+    refused(stub, "logsumexp: not implemented yet: write _logsumexp_numpy")
     refused(bench(repo, "--compare", "missing.json", check=False), "--compare missing.json: cannot read it")
     if not _has_cuda():
         refused(bench(repo, "--device", "cuda", check=False), "--device cuda: Requires: CUDA device")
     # A test module without benchmark_inputs: the message says what to add.
-    (repo / "tests" / "test_layer_norm.py").write_text('"""Nothing to benchmark with."""\n', encoding="utf-8")
-    refused(bench(repo, "--only", "layer_norm", check=False), "add one that returns the operands")
+    (repo / "tests" / "test_logsumexp.py").write_text('"""Nothing to benchmark with."""\n', encoding="utf-8")
+    refused(bench(repo, "--only", "logsumexp", check=False), "add one that returns the operands")
     # JAX enabled in the repo but not installed here.
     without_jax = without(tmp_path, repo, "jax")
     refused(run_in(repo, *without_jax, "--backend", "jax", check=False), "--backend jax: Requires: jax")
