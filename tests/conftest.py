@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,15 @@ def rendered(template_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> R
 def combination(request: pytest.FixtureRequest) -> Combination:
     param: Combination = request.param
     return param
+
+
+@pytest.fixture
+def repo(rendered: Render, combination: Combination, tmp_path: Path) -> Path:
+    """A private copy of the combination's render, to run tools in and change freely."""
+    return Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+
+
+@pytest.fixture(scope="session")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One mypy cache for the session: torch's stubs are analysed once (~30 s), not per repo."""
+    return tmp_path_factory.mktemp("mypy-cache")

@@ -50,18 +50,6 @@ def pytest_in(repo: Path, *args: str, check: bool = True) -> subprocess.Complete
     return run_in(repo, sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args, check=check)
 
 
-@pytest.fixture
-def repo(rendered: Render, combination: Combination, tmp_path: Path) -> Path:
-    """A private copy of the combination's render, to run tools in and change freely."""
-    return Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
-
-
-@pytest.fixture(scope="session")
-def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One mypy cache for the session: torch's stubs are analysed once (~30 s), not per repo."""
-    return tmp_path_factory.mktemp("mypy-cache")
-
-
 @pytest.mark.slow
 def test_passes_ruff_and_mypy(repo: Path, mypy_cache: Path) -> None:
     run_in(repo, BIN / "ruff", "check", "--no-cache", ".")

@@ -41,16 +41,6 @@ def pytest_in(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=repo, env=environment(repo), capture_output=True, text=True, check=False)
 
 
-@pytest.fixture
-def repo(rendered: Render, combination: Combination, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
-
-
-@pytest.fixture(scope="session")
-def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("mypy-cache")
-
-
 REFUSED = [
     (["Layer-Norm"], "not a valid name: use a lower-case Python identifier"),
     (["lambda"], "not a valid name"),

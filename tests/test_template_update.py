@@ -18,13 +18,9 @@ import yaml
 
 from render import (
     BIN,
-    COMBINATIONS,
-    Combination,
     commit_all,
+    generate,
     git,
-    only_child,
-    render_cookiecutter,
-    render_copier,
     snapshot_template,
 )
 
@@ -32,17 +28,6 @@ pytestmark = pytest.mark.slow
 ENGINES = ["cookiecutter", "copier"]
 WORKFLOW = ".github/workflows/ci.yml"
 RESULTS = ["update", "branch", "title", "body_file", "draft"]
-
-
-def generate(template: Path, engine: str, workspace: Path, combination: Combination = COMBINATIONS[0]) -> Path:
-    if engine == "cookiecutter":
-        render_cookiecutter(template, workspace, combination.answers)
-        repo = only_child(workspace)
-    else:
-        repo = workspace / "my-research-project"
-        render_copier(template, repo, combination.answers)
-    commit_all(repo, "generated from the template", init=True)
-    return repo
 
 
 def edit(path: Path, old: str, new: str) -> None:

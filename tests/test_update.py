@@ -25,10 +25,8 @@ from render import (
     COPIER_YML,
     Combination,
     commit_all,
+    generate,
     git,
-    only_child,
-    render_cookiecutter,
-    render_copier,
     run,
     snapshot_template,
     tree,
@@ -84,18 +82,6 @@ def user_changes(combination: Combination) -> list[Edit]:
     ]
 
 
-def generate(template: Path, engine: str, combination: Combination, workspace: Path) -> Path:
-    """A repo as its user keeps it: generated and committed."""
-    if engine == "cookiecutter":
-        render_cookiecutter(template, workspace, combination.answers)
-        repo = only_child(workspace)
-    else:
-        repo = workspace / "my-research-project"
-        render_copier(template, repo, combination.answers)
-    commit_all(repo, "generated from the template", init=True)
-    return repo
-
-
 def work_on(repo: Path, combination: Combination) -> None:
     """A new algorithm from the repo's scaffold, and edits to code, README and dependencies."""
     run([BIN / "python", "scripts/new_algorithm.py", "kernel_density"], cwd=repo)
@@ -132,21 +118,21 @@ def repos(template_v1: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
     made = {}
     for engine in ENGINES:
         for combination in COMBINATIONS:
-            repo = generate(template_v1, engine, combination, tmp_path_factory.mktemp(f"{engine}-{combination.id}"))
+            repo = generate(template_v1, engine, tmp_path_factory.mktemp(f"{engine}-{combination.id}"), combination)
             work_on(repo, combination)
             made[f"{engine}-{combination.id}"] = repo
     for engine, layout in [("copier", "split"), ("cookiecutter", "single")]:
         combination = Combination(layout, jax=False)
         made[f"{engine}-{layout}-to-jax"] = generate(
-            template_v1, engine, combination, tmp_path_factory.mktemp(f"{engine}-{layout}-to-jax")
+            template_v1, engine, tmp_path_factory.mktemp(f"{engine}-{layout}-to-jax"), combination
         )
     for engine in ENGINES:
         for layout in ("single", "split"):
             combination = Combination(layout, jax=False)
-            repo = generate(template_v1, engine, combination, tmp_path_factory.mktemp(f"{engine}-{layout}-relayout"))
+            repo = generate(template_v1, engine, tmp_path_factory.mktemp(f"{engine}-{layout}-relayout"), combination)
             work_on(repo, combination)
             made[f"{engine}-{layout}-relayout"] = repo
-    conflicting = generate(template_v1, "copier", COMBINATIONS[0], tmp_path_factory.mktemp("conflict"))
+    conflicting = generate(template_v1, "copier", tmp_path_factory.mktemp("conflict"), COMBINATIONS[0])
     Edit(WORKFLOW, "runs-on: ubuntu-latest", "runs-on: ubuntu-22.04  # our cluster's image").apply(conflicting)
     commit_all(conflicting, "pin the runner image")
     made["conflict"] = conflicting
@@ -267,7 +253,7 @@ def test_the_oldest_copier_refuses_a_layout_change_too(template_v1: Path, tmp_pa
     venv = tmp_path / "oldest-copier"
     run([sys.executable, "-m", "venv", venv])
     run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", f"copier=={COPIER_YML['_min_copier_version']}"])
-    repo = generate(template_v1, "copier", Combination("split", jax=False), tmp_path / "out")
+    repo = generate(template_v1, "copier", tmp_path / "out", Combination("split", jax=False))
     before = tree(repo)
     command = [str(venv / "bin" / "copier"), "update", "--defaults", "--quiet", "--data", "layout=single"]
     result = subprocess.run(command, cwd=repo, capture_output=True, text=True, check=False)
@@ -348,7 +334,7 @@ def test_a_repo_without_answers_file_is_refused(tmp_path: Path) -> None:
 def test_a_template_without_tags_is_explained(tmp_path: Path) -> None:
     """copier falls back to the template's latest commit and says why; README.md says how to tag."""
     template = snapshot_template(tmp_path / "template", tag=None)
-    repo = generate(template, "copier", COMBINATIONS[0], tmp_path / "out")
+    repo = generate(template, "copier", tmp_path / "out", COMBINATIONS[0])
     git(template, "commit", "-q", "--allow-empty", "-m", "unreleased work")
     result = run([BIN / "copier", "update", "--defaults"], cwd=repo)
     assert "No git tags found in template" in result.stderr
