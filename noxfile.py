@@ -1,6 +1,6 @@
 #!/usr/bin/env -S uv run --script
 # /// script
-# dependencies = ["nox>=2025.2.9"]
+# dependencies = ["nox>=2026.8.10"]
 # ///
 """Sessions for the template itself. `nox -l` lists them; `nox` runs the default ones (what CI runs).
 
@@ -34,9 +34,14 @@ from pathlib import Path
 import nox
 from packaging.requirements import Requirement
 
-nox.needs_version = ">=2025.2.9"
+nox.needs_version = ">=2026.8.10"  # the first nox that runs sessions in parallel
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
+# Two sessions at a time, each in its own process: the test suite (the longest session) beside lint
+# and the generated repos, which wait on installs more than on the CPU (README: "Speed"). Sessions
+# that time things, or share a GPU, set allow_parallel=False; `-j 1` runs one at a time.
+nox.options.parallel = 2
+nox.options.allow_parallel = True
 
 ROOT = Path(__file__).resolve().parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
@@ -241,7 +246,7 @@ def engines(session: nox.Session) -> None:
     session.run("python", "-m", "pytest", "tests/test_engines.py", *session.posargs)
 
 
-@nox.session(default=False, tags=["cuda"])
+@nox.session(default=False, tags=["cuda"], allow_parallel=False)
 @nox.parametrize(("layout", "jax"), COMBINATIONS, ids=COMBINATION_IDS)
 def generated_cuda(session: nox.Session, layout: str, jax: bool) -> None:
     """Render a combination; run its `tests_cuda` on an NVIDIA GPU (skips without one)."""
@@ -259,7 +264,7 @@ def generated_cuda(session: nox.Session, layout: str, jax: bool) -> None:
     run_generated(session, project, "-s", "tests_cuda", "--", *pytest_args, backend=session.venv_backend)
 
 
-@nox.session(default=False)
+@nox.session(default=False, allow_parallel=False)
 def benchmark(session: nox.Session) -> None:
     """Measure render, update, cold start, suite, dispatch, import and compile times (README table).
 
