@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from render import (
+from tests.render import (
     COMBINATIONS,
     Combination,
     Render,

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 import yaml
 
-from render import BIN, Combination, Render, git, only_child, render_cookiecutter, render_copier, run
+from tests.render import BIN, Combination, Render, git, only_child, render_cookiecutter, render_copier, run
 
 SINGLE = Combination("single", jax=False)
 

@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 import torch
 
-from render import BIN, COMBINATIONS, Combination, Render, run
+from tests.render import BIN, COMBINATIONS, Combination, Render, run
 
 # Both layouts, and with and without JAX, in two renders.
 LAYOUTS = [Combination("single", False), Combination("split", True)]

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from render import (
+from tests.render import (
     BIN,
     COMBINATIONS,
     COPIER_YML,
