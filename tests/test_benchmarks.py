@@ -37,7 +37,7 @@ def test_render_and_update(tmp_path: Path) -> None:
     assert_timed(results["render"]["cookiecutter"])
     assert_timed(results["render"]["copier"])
     assert_timed(results["update"]["seconds"])
-    assert results["targets"] == []  # none of the targets is about these sections
+    assert results["targets"] == []  # no speed target is about rendering or updating
     markdown = (tmp_path / "results.md").read_text(encoding="utf-8")
     assert "| `copier update` v1.0.0 -> v2.0.0 (single) |" in markdown
     assert results["command"].startswith("python -m benchmarks.run --output")
