@@ -10,24 +10,38 @@ import re
 import subprocess
 import sys
 import tomllib
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.render import BIN, COPIER_YML, Combination, generate, git, run, tree
-from tests.updating import (
-    ENGINES,
-    PACKAGE,
-    conflicted_files,
-    copier_update,
-    research_files,
-    run_generated_tests,
-    switch_jax_on,
-    user_changes,
-)
+from tests.updating import ENGINES, PACKAGE, conflicted_files, copier_update, user_changes
 
 pytestmark = pytest.mark.slow
+RESEARCH = COPIER_YML["_skip_if_exists"]  # the files copier.yml leaves to the user
+
+
+def research_files(repo: Path) -> dict[str, bytes]:
+    """The files copier.yml marks as the user's (`_skip_if_exists`), with their content."""
+    return {
+        path.relative_to(repo).as_posix(): path.read_bytes()
+        for path in repo.rglob("*")
+        if path.is_file() and any(fnmatch(path.relative_to(repo).as_posix(), pattern) for pattern in RESEARCH)
+    }
+
+
+def switch_jax_on(repo: Path) -> None:
+    """`copier update --data jax=true`, unless an earlier test did it already."""
+    if "jax: false" in (repo / ".copier-answers.yml").read_text(encoding="utf-8"):
+        copier_update(repo, "--data", "jax=true")
+
+
+def run_generated_tests(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The generated repo's own suite, from its sources, in this environment."""
+    command: list[str | Path] = [BIN / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rx", *args]
+    return run(command, cwd=repo, env=dict(os.environ, PYTHONPATH="src"))
 
 
 @pytest.mark.parametrize("key", ["copier-split-to-jax", "cookiecutter-single-to-jax"])

@@ -8,18 +8,15 @@ test_update.py and test_update_answers.py.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from dataclasses import dataclass
-from fnmatch import fnmatch
 from pathlib import Path
 
-from tests.render import BIN, COPIER_YML, Combination, commit_all, run
+from tests.render import BIN, Combination, commit_all, run
 
 PACKAGE = "my_research_project"
 ENGINES = ["cookiecutter", "copier"]
-RESEARCH = COPIER_YML["_skip_if_exists"]  # the files copier.yml leaves to the user
 CONFLICT_MARKER = re.compile(r"^(<{7}|>{7}) (before|after) updating", re.MULTILINE)
 
 
@@ -90,24 +87,3 @@ def conflicted_files(repo: Path) -> list[str]:
         and ".git" not in path.parts
         and CONFLICT_MARKER.search(path.read_text(encoding="utf-8", errors="ignore"))
     )
-
-
-def research_files(repo: Path) -> dict[str, bytes]:
-    """The files copier.yml marks as the user's (`_skip_if_exists`), with their content."""
-    return {
-        path.relative_to(repo).as_posix(): path.read_bytes()
-        for path in repo.rglob("*")
-        if path.is_file() and any(fnmatch(path.relative_to(repo).as_posix(), pattern) for pattern in RESEARCH)
-    }
-
-
-def switch_jax_on(repo: Path) -> None:
-    """`copier update --data jax=true`, unless an earlier test did it already."""
-    if "jax: false" in (repo / ".copier-answers.yml").read_text(encoding="utf-8"):
-        copier_update(repo, "--data", "jax=true")
-
-
-def run_generated_tests(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The generated repo's own suite, from its sources, in this environment."""
-    command: list[str | Path] = [BIN / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rx", *args]
-    return run(command, cwd=repo, env=dict(os.environ, PYTHONPATH="src"))
