@@ -97,7 +97,10 @@ def resolves(host: str) -> bool:
 
 def torch_index_url(session: nox.Session) -> str:
     """TORCH_INDEX_URL as set; unset, PyTorch's CPU index where it resolves, else "" (pip's own
-    index and configuration: what an offline machine has, a local wheelhouse or mirror)."""
+    index and configuration: what an offline machine has, a local wheelhouse or mirror).
+
+    The tests and benchmarks choose with tests/torch_index.py, which nox cannot import (it does
+    not put this folder on sys.path): tests/test_noxfile.py proves the two choose alike."""
     if "TORCH_INDEX_URL" in os.environ:
         return os.environ["TORCH_INDEX_URL"]
     if resolves(TORCH_INDEX_HOST):
@@ -272,7 +275,7 @@ def benchmark(session: nox.Session) -> None:
     """
     install_torch(session)
     session.install(*nox.project.dependency_groups(PYPROJECT, "test"), "virtualenv")
-    session.run("python", "benchmarks/run.py", "--output", "benchmarks/results", *session.posargs)
+    session.run("python", "-m", "benchmarks.run", "--output", "benchmarks/results", *session.posargs)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from report import Target, number, spread, table
-from timing import Command, Stats, timed
+from benchmarks.report import Target, number, spread, table
+from benchmarks.timing import Command, Stats, timed
 
-# The target: "a quick profile that finishes in about a minute on a 2-core CPU machine".
+# The target: the quick profile finishes in about a minute on a 2-core CPU machine.
 QUICK_PROFILE_SECONDS = 60.0
 
 

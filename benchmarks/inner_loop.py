@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import repos
-from timing import timed
-
-from render import BIN, Combination, commit_all  # tests/ is on the path: see repos
-from scaffolded import failing_seeds, implement, scaffold, source
+from benchmarks import repos
+from benchmarks.timing import timed
+from tests.render import BIN, Combination, commit_all
+from tests.scaffolded import failing_seeds, implement, scaffold, source
+from tests.torch_index import torch_index_url
 
 SPLIT_JAX = Combination("split", jax=True)
 NOX: list[str | Path] = [BIN / "nox", "-s", "tests", "--", "-q", "-p", "no:cacheprovider"]
@@ -40,8 +40,7 @@ def inner_loop(template: Path, workdir: Path, combination: Combination) -> dict[
     """Seconds of each run of `nox -s tests` in STEPS, in one rendered repo."""
     repo = repos.render(template, workdir, combination)
     commit_all(repo, "generated", init=True)
-    index = repos.torch_index_args()
-    env = {"TORCH_INDEX_URL": index[1] if index else ""}
+    env = {"TORCH_INDEX_URL": torch_index_url()}
     runs = []
     for what, change, expected in STEPS:
         if change == "port":
@@ -98,7 +97,7 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    """``python benchmarks/inner_loop.py [SEEDS]``: both figures, without the other sections."""
+    """``python -m benchmarks.inner_loop [SEEDS]``: both figures, without the other sections."""
     with tempfile.TemporaryDirectory(prefix="inner-loop-") as scratch:
         template = repos.template_snapshot(Path(scratch) / "template")
         count = int(sys.argv[1]) if len(sys.argv) > 1 else 200

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from timing import Command, Stats, run, timed
+from benchmarks.timing import Command, Stats, run, timed
 
 PROBE = Path(__file__).with_name("probe.py")
 BASELINE = "numpy, torch"

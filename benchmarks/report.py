@@ -1,4 +1,5 @@
-"""The results as Markdown tables, and the issue's targets checked against them."""
+"""The results as Markdown tables, and the speed targets (the limits in README.md's "Speed" table) checked
+against them."""
 
 from __future__ import annotations
 
@@ -65,7 +66,8 @@ def table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
 
 
 def targets(results: dict[str, Any]) -> list[Target]:
-    """The issue's targets that the sections run could check."""
+    """The targets the sections run could check: dispatch overhead, torch.compile graph breaks and
+    recompilations, the installed suite's time and the cold start's."""
     found = []
     for function, operands, limit in DISPATCH_TARGETS if "dispatch" in results else ():
         worst, where = max(

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -17,17 +16,14 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from timing import Command, Stats, repeat, run, timed
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from render import BIN, COMBINATIONS, Combination, commit_all, git, only_child, snapshot_template  # noqa: E402
+from benchmarks.timing import Command, Stats, repeat, run, timed
+from tests.render import BIN, COMBINATIONS, Combination, commit_all, git, only_child, snapshot_template
+from tests.torch_index import torch_index_url
 
 BY_ID = {combination.id: combination for combination in COMBINATIONS}
 V1, V2 = "v1.0.0", "v2.0.0"
 # The change between the two template versions that `copier update` brings into a repo.
 V2_FILE, V2_LINE = "pyproject.toml", "# v2.0.0 of the template: a new convention\n"
-TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 PYTEST = ["-m", "pytest", "-q", "-p", "no:cacheprovider"]
 SLOWEST = ["--durations=5", "--durations-min=0.5"]  # name the slowest tests in the results
 DURATION_LINE = re.compile(r"^\d+\.\d+s (setup|call|teardown) +\S+")
@@ -116,24 +112,6 @@ def torch_requirement() -> str:
     return "torch==" + version("torch").split("+")[0]
 
 
-def torch_index_args() -> list[str]:
-    """Where torch comes from, as the generated noxfile decides: TORCH_INDEX_URL if set (empty
-    means pip's own index and configuration), else PyTorch's CPU index where it resolves (never
-    PyPI's multi-GB CUDA build), else pip's configuration (an offline wheelhouse)."""
-    url = os.environ.get("TORCH_INDEX_URL")
-    if url is None:
-        url = TORCH_CPU_INDEX if _resolves("download.pytorch.org") else ""
-    return ["--index-url", url] if url else []
-
-
-def _resolves(host: str) -> bool:
-    try:
-        socket.getaddrinfo(host, 443)
-    except OSError:
-        return False
-    return True
-
-
 def venv_python(venv: Path) -> Path:
     """The interpreter of the virtual environment `venv`."""
     return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
@@ -169,7 +147,8 @@ def cold_start(template: Path, workdir: Path, combination: Combination) -> ColdS
     phases["environment (virtualenv)"], _ = timed([sys.executable, "-m", "virtualenv", "--quiet", venv])
     python = venv_python(venv)
     pip = run([python, "-m", "pip", "--version"]).stdout.split()[1]  # untimed: a fact, not a phase
-    torch: Command = [python, *PIP_INSTALL, torch_requirement(), *torch_index_args()]
+    index_url = torch_index_url()
+    torch: Command = [python, *PIP_INSTALL, torch_requirement(), *(["--index-url", index_url] if index_url else [])]
     phases[f"install {torch_requirement()}"], _ = timed(torch)
     install: Command = [python, *PIP_INSTALL, "--group", "test", "--editable", project(repo, combination)]
     phases["install the repo (`--group test -e .`)"], _ = timed(install, cwd=repo)

@@ -1,6 +1,6 @@
 """Benchmark the template and the repos it generates, on this machine; write Markdown and JSON.
 
-    python benchmarks/run.py --output benchmarks/results
+    python -m benchmarks.run --output benchmarks/results   (from the repo's root)
 
 writes benchmarks/results.md and benchmarks/results.json. Sections (all by default):
 
@@ -33,24 +33,20 @@ import time
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import bench_session
-import inner_loop
-import packages
-import report
-import repos
-from timing import run
-
-if TYPE_CHECKING:
-    from render import Combination
+from benchmarks import bench_session, inner_loop, packages, report, repos
+from benchmarks.timing import run
+from tests.render import ROOT, Combination
 
 SECTIONS = ["render", "update", "cold-start", "suite", "dispatch", "import", "compile", "bench", "inner-loop", "seeds"]
 VERSIONS = ["python", "numpy", "torch", "jax", "cookiecutter", "copier", "virtualenv"]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--output", type=Path, help="write OUTPUT.md and OUTPUT.json (default: print Markdown only)")
     parser.add_argument("--sections", type=_choices(SECTIONS), default=SECTIONS, help="comma-separated: %(default)s")
     parser.add_argument(
@@ -120,8 +116,8 @@ def _version(name: str) -> str:
 
 def template_state() -> dict[str, Any]:
     """The commit of this working tree, and whether it has changes that are not committed."""
-    status = run(["git", "-C", repos.ROOT, "status", "--porcelain"]).stdout.strip()
-    commit = run(["git", "-C", repos.ROOT, "rev-parse", "--short", "HEAD"]).stdout.strip()
+    status = run(["git", "-C", ROOT, "status", "--porcelain"]).stdout.strip()
+    commit = run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).stdout.strip()
     return {"commit": commit, "uncommitted_changes": bool(status)}
 
 
@@ -212,10 +208,8 @@ def _log(message: str) -> None:
 
 
 def command_line(argv: list[str]) -> str:
-    """How this run was started, as a command to copy (the script's path relative to the repo)."""
-    script = Path(__file__).resolve()
-    shown = script.relative_to(repos.ROOT) if script.is_relative_to(repos.ROOT) else script
-    return shlex.join(["python", str(shown), *argv])
+    """How this run was started, as a command to copy (from the repo's root)."""
+    return shlex.join(["python", "-m", "benchmarks.run", *argv])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""Shared fixtures: a tagged snapshot of the template, and renders cached for the session."""
+"""Shared fixtures: a tagged snapshot of the template, renders cached for the session, tool caches, and
+the repos that test_update.py and test_update_answers.py update from v1.0.0 to v2.0.0 (tests/updating.py)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from render import (
+from tests.render import (
     COMBINATIONS,
     Combination,
     Render,
+    commit_all,
+    generate,
+    git,
     only_child,
     render_cookiecutter,
     render_copier,
     snapshot_template,
 )
+from tests.updating import CONVENTION_CHANGES, ENGINES, WORKFLOW, Edit, work_on
 
 
 @pytest.fixture(autouse=True)
@@ -71,3 +76,58 @@ def repo(rendered: Render, combination: Combination, tmp_path: Path) -> Path:
 def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One mypy cache for the session: torch's stubs are analysed once (~30 s), not per repo."""
     return tmp_path_factory.mktemp("mypy-cache")
+
+
+@pytest.fixture(scope="session")
+def tool_cache(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder kept between test runs for tool environments (pytest's cache, else a temp folder)."""
+    cache = getattr(pytestconfig, "cache", None)
+    if cache is None:
+        return tmp_path_factory.mktemp("ecosystem-tools")
+    return Path(cache.mkdir("ecosystem-tools"))
+
+
+# `copier update` from v1.0.0 to v2.0.0 -------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def template_v1(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This working tree tagged v1.0.0; the `v2` fixture adds its v2.0.0 release."""
+    return snapshot_template(tmp_path_factory.mktemp("template"), tag="v1.0.0")
+
+
+@pytest.fixture(scope="session")
+def repos(template_v1: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every repo the tests update, generated from v1.0.0 before v2.0.0 exists."""
+    made = {}
+    for engine in ENGINES:
+        for combination in COMBINATIONS:
+            repo = generate(template_v1, engine, tmp_path_factory.mktemp(f"{engine}-{combination.id}"), combination)
+            work_on(repo, combination)
+            made[f"{engine}-{combination.id}"] = repo
+    for engine, layout in [("copier", "split"), ("cookiecutter", "single")]:
+        combination = Combination(layout, jax=False)
+        made[f"{engine}-{layout}-to-jax"] = generate(
+            template_v1, engine, tmp_path_factory.mktemp(f"{engine}-{layout}-to-jax"), combination
+        )
+    for engine in ENGINES:
+        for layout in ("single", "split"):
+            combination = Combination(layout, jax=False)
+            repo = generate(template_v1, engine, tmp_path_factory.mktemp(f"{engine}-{layout}-relayout"), combination)
+            work_on(repo, combination)
+            made[f"{engine}-{layout}-relayout"] = repo
+    conflicting = generate(template_v1, "copier", tmp_path_factory.mktemp("conflict"), COMBINATIONS[0])
+    Edit(WORKFLOW, "runs-on: ubuntu-latest", "runs-on: ubuntu-22.04  # our cluster's image").apply(conflicting)
+    commit_all(conflicting, "pin the runner image")
+    made["conflict"] = conflicting
+    return made
+
+
+@pytest.fixture(scope="session")
+def v2(template_v1: Path, repos: dict[str, Path]) -> dict[str, Path]:
+    """The template after its v2.0.0 release; returns the repos made from v1.0.0."""
+    for change in CONVENTION_CHANGES:
+        change.apply(template_v1 / "template")
+    commit_all(template_v1, "v2: new conventions")
+    git(template_v1, "tag", "v2.0.0")
+    return repos

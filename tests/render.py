@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,3 +156,23 @@ def generate(template: Path, engine: str, workspace: Path, combination: Combinat
         render_copier(template, repo, combination.answers)
     commit_all(repo, "generated from the template", init=True)
     return repo
+
+
+# Reading a generated repo --------------------------------------------------------------------------
+
+
+def fresh_git_repo(rendered_repo: Path, dest: Path) -> Path:
+    """A copy of a generated repo, as a user has it after `git init && git add -A`."""
+    shutil.copytree(rendered_repo, dest, symlinks=True)
+    git(dest, "init", "-q", "-b", "main")
+    git(dest, "add", "-A")
+    return dest
+
+
+def read_pyproject(repo: Path) -> dict[str, Any]:
+    return tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def workflow_files(repo: Path) -> list[Path]:
+    workflows = repo / ".github" / "workflows"
+    return sorted([*workflows.glob("*.yml"), *workflows.glob("*.yaml")])

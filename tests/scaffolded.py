@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from render import Combination, run
+from tests.render import Combination, run
 
 PACKAGE = "my_research_project"  # from the default answers
 COMMANDS = {

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from render import BIN, QUESTIONS, Combination, Render, git, only_child, render_cookiecutter, run
+from tests.render import BIN, QUESTIONS, Combination, Render, git, only_child, render_cookiecutter, run
 
 DEFAULT = Combination("single", jax=False)
 

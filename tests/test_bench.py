@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_generated_repo import run_in
 
-from render import BIN, COMBINATIONS, ROOT, Combination, Render
-from scaffolded import IMPLEMENTATIONS, PACKAGE, STUB, WHAT, implement, scaffold
+from tests.render import BIN, COMBINATIONS, ROOT, Combination, Render
+from tests.scaffolded import IMPLEMENTATIONS, PACKAGE, STUB, WHAT, implement, scaffold
+from tests.test_generated_repo import run_in
 
 FUNCTIONS = ["cross_entropy", "logsumexp", "softmax"]  # the package's __all__ once scaffolded
 TINY = ["--sizes", "64,256", "--min-run-time", "0.01", "--threads", "1"]
@@ -205,7 +205,7 @@ def _has_cuda() -> bool:
 @pytest.mark.slow
 def test_template_benchmark_records_the_session_wall_time(tmp_path: Path) -> None:
     output = tmp_path / "results"
-    command = [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--output", str(output)]
+    command = [sys.executable, "-m", "benchmarks.run", "--output", str(output)]
     options = ["--sections", "bench", "--combinations", "single", "--bench-repeat", "0"]
     run_in(ROOT, *command, *options)
     results = json.loads(output.with_suffix(".json").read_text(encoding="utf-8"))

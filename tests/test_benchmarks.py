@@ -1,28 +1,26 @@
-"""The benchmark (benchmarks/run.py) works: its quick sections run with tiny repetition counts and
+"""The benchmark (`python -m benchmarks.run`) works: its quick sections run with tiny repetition counts and
 write a report whose numbers are plausible. (Whether the targets are met is the benchmark's job.)"""
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from render import ROOT
+from benchmarks import report, repos
+from tests.render import ROOT
 
-RUN = ROOT / "benchmarks" / "run.py"
+RUN = [sys.executable, "-m", "benchmarks.run"]
 
 
 def benchmark(output: Path, *args: str) -> dict[str, Any]:
     """Run the benchmark with `args`, writing OUTPUT.md and OUTPUT.json; the JSON results."""
-    command = [sys.executable, str(RUN), "--output", str(output), "--repeat", "1", *args]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    command = [*RUN, "--output", str(output), "--repeat", "1", *args]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert output.with_suffix(".md").read_text(encoding="utf-8") == result.stdout.rstrip("\n") + "\n"
     results: dict[str, Any] = json.loads(output.with_suffix(".json").read_text(encoding="utf-8"))
@@ -39,10 +37,10 @@ def test_render_and_update(tmp_path: Path) -> None:
     assert_timed(results["render"]["cookiecutter"])
     assert_timed(results["render"]["copier"])
     assert_timed(results["update"]["seconds"])
-    assert results["targets"] == []  # none of the issue's targets is about these sections
-    report = (tmp_path / "results.md").read_text(encoding="utf-8")
-    assert "| `copier update` v1.0.0 -> v2.0.0 (single) |" in report
-    assert results["command"].startswith("python benchmarks/run.py --output")
+    assert results["targets"] == []  # no speed target is about rendering or updating
+    markdown = (tmp_path / "results.md").read_text(encoding="utf-8")
+    assert "| `copier update` v1.0.0 -> v2.0.0 (single) |" in markdown
+    assert results["command"].startswith("python -m benchmarks.run --output")
 
 
 def test_dispatch(tmp_path: Path) -> None:
@@ -53,9 +51,9 @@ def test_dispatch(tmp_path: Path) -> None:
     results = benchmark(tmp_path / "results", "--sections", "dispatch", *options)
     reports = results["dispatch"]["split-jax"]
     assert set(reports) == {"softmax", "cross_entropy"}
-    for function, report in reports.items():
-        assert set(report) == {"numpy", "torch", "jax"}, function
-        for entry in report.values():
+    for function, by_backend in reports.items():
+        assert set(by_backend) == {"numpy", "torch", "jax"}, function
+        for entry in by_backend.values():
             stubbed, real = entry["dispatch"], entry["real"]
             assert 0 < stubbed["direct_ns"] < 10_000
             assert -1_000 < stubbed["difference_ns"] < 10_000  # a few hundred ns at most, give or take noise
@@ -68,23 +66,9 @@ def test_dispatch(tmp_path: Path) -> None:
 
 
 def test_unknown_section_is_refused() -> None:
-    result = subprocess.run(
-        [sys.executable, str(RUN), "--sections", "render,speed"], capture_output=True, text=True, check=False
-    )
+    result = subprocess.run([*RUN, "--sections", "render,speed"], cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 2
     assert "['speed'] not among render, update, cold-start" in result.stderr
-
-
-@pytest.fixture
-def benchmarks(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], ModuleType]:
-    """Import a module of benchmarks/, with that folder on sys.path for this test only."""
-    monkeypatch.syspath_prepend(str(RUN.parent))
-    return importlib.import_module
-
-
-@pytest.fixture
-def report(benchmarks: Callable[[str], ModuleType]) -> ModuleType:
-    return benchmarks("report")
 
 
 @pytest.mark.parametrize(
@@ -98,17 +82,17 @@ def report(benchmarks: Callable[[str], ModuleType]) -> ModuleType:
     ],
     ids=["dispatch-met", "dispatch-missed", "count-met", "count-missed", "seconds-missed"],
 )
-def test_verdicts(report: ModuleType, limit: float, measured: float, unit: str, verdict: str) -> None:
+def test_verdicts(limit: float, measured: float, unit: str, verdict: str) -> None:
     assert report.Target("a target", limit, unit, measured, "").verdict() == verdict
 
 
-def test_a_red_suite_misses_its_target_however_fast(report: ModuleType) -> None:
+def test_a_red_suite_misses_its_target_however_fast() -> None:
     target = report.Target("a suite", 10.0, "s", 1.0, "single", failed="tests failed (single)")
     assert not target.met
     assert target.verdict() == "**missed**: tests failed (single)"
 
 
-def test_pytest_outcome_reads_the_summary_and_the_slowest_tests(benchmarks: Callable[[str], ModuleType]) -> None:
+def test_pytest_outcome_reads_the_summary_and_the_slowest_tests() -> None:
     stdout = (
         "..F.\n"
         "============================= slowest 5 durations ==============================\n"
@@ -118,7 +102,7 @@ def test_pytest_outcome_reads_the_summary_and_the_slowest_tests(benchmarks: Call
         "FAILED tests/test_softmax.py::test_y - AssertionError\n"
         "1 failed, 3 passed, 2 skipped in 4.10s\n"
     )
-    outcome = benchmarks("repos").pytest_outcome(1, stdout)
+    outcome = repos.pytest_outcome(1, stdout)
     assert outcome == {
         "returncode": 1,
         "passed": False,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from render import COMBINATIONS, Combination, Render, cookiecutter_typed_input, only_child, run, tree
+from tests.render import COMBINATIONS, Combination, Render, cookiecutter_typed_input, only_child, run, tree
 
 pytestmark = pytest.mark.slow
 HOOK = Path(__file__).resolve().parents[1] / "hooks" / "pre_gen_project.py"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from render import (
+from tests.render import (
     BIN,
     COMBINATIONS,
     Combination,

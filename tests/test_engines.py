@@ -6,7 +6,7 @@ import difflib
 import stat
 from pathlib import Path
 
-from render import Combination, Render, tree
+from tests.render import Combination, Render, tree
 
 
 def describe_differences(left: Path, right: Path) -> str:

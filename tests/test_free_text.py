@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from render import only_child, render_cookiecutter, render_copier, tree
+from tests.render import only_child, render_cookiecutter, render_copier, tree
 
 # Pieces that have broken templates before: quotes, escapes, Jinja and TOML/YAML syntax, code.
 AWKWARD = [

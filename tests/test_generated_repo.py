@@ -16,7 +16,6 @@ import ast
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -24,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from render import BIN, COMBINATIONS, Combination, Render, only_child, render_cookiecutter, run
-from scaffolded import COMMANDS
+from tests.render import BIN, COMBINATIONS, Combination, Render, only_child, render_cookiecutter, run
+from tests.scaffolded import COMMANDS
+from tests.torch_index import torch_index_url
 
 PACKAGE = "my_research_project"  # from the default answers
 ALGORITHMS = ("softmax", "cross_entropy")
@@ -96,18 +96,6 @@ def test_import_does_not_import_jax(rendered: Render, combination: Combination, 
     )
     result = run_in(repo, sys.executable, "-c", code)
     assert result.stdout.strip() == "[]"
-
-
-def torch_index_url() -> str:
-    """TORCH_INDEX_URL for the generated noxfile: as set, else PyTorch's CPU index where it
-    resolves, else "" (pip's own configuration: a wheelhouse on an offline machine)."""
-    if "TORCH_INDEX_URL" in os.environ:
-        return os.environ["TORCH_INDEX_URL"]
-    try:
-        socket.getaddrinfo("download.pytorch.org", 443)
-    except OSError:
-        return ""
-    return "https://download.pytorch.org/whl/cpu"
 
 
 @pytest.mark.slow

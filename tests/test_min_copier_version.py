@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from render import COMBINATIONS, COPIER_YML, Render, run, tree
+from tests.render import COMBINATIONS, COPIER_YML, Render, run, tree
 
 pytestmark = pytest.mark.slow
 

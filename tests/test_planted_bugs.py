@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from render import Combination, Render
-from scaffolded import COMMANDS, implement, scaffold
+from tests.render import Combination, Render
+from tests.scaffolded import COMMANDS, implement, scaffold
 
 PACKAGE = "my_research_project"  # from the default answers
 SINGLE = Combination("single", jax=False)

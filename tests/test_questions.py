@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from render import COOKIECUTTER_JSON, COPIER_YML, QUESTIONS, ROOT
+from tests.render import COOKIECUTTER_JSON, COPIER_YML, QUESTIONS, ROOT
 
 COPIER_QUESTIONS = {
     name: spec for name, spec in COPIER_YML.items() if not name.startswith("_") and spec.get("when") is not False

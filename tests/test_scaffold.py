@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from render import BIN, Combination, Render, run, tree
-from scaffolded import COMMANDS, PACKAGE, failing_seeds, implement, scaffold
+from tests.render import BIN, Combination, Render, run, tree
+from tests.scaffolded import COMMANDS, PACKAGE, failing_seeds, implement, scaffold
 
 SPLIT_JAX = Combination("split", jax=True)
 

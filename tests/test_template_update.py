@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from render import (
+from tests.render import (
     BIN,
     commit_all,
     generate,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from render import render_cookiecutter, render_copier
+from tests.render import render_cookiecutter, render_copier
 
 # (id, answers, a piece of the message both engines must show)
 BAD_ANSWERS: list[tuple[str, dict[str, Any], str]] = [

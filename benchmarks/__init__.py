@@ -1,0 +1,1 @@
+"""Speed measurements of the template and the repos it generates: `python -m benchmarks.run --help`."""

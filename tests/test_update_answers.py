@@ -1,0 +1,136 @@
+"""`copier update` with a changed answer: switching JAX on brings the template's JAX pieces and keeps
+the suite green; a layout change is refused before anything is written, by the oldest supported
+copier too. The repos and the two template releases are those of test_update.py (conftest.py).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from fnmatch import fnmatch
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.render import BIN, COPIER_YML, Combination, generate, git, run, tree
+from tests.updating import ENGINES, PACKAGE, conflicted_files, copier_update, user_changes
+
+pytestmark = pytest.mark.slow
+RESEARCH = COPIER_YML["_skip_if_exists"]  # the files copier.yml leaves to the user
+
+
+def research_files(repo: Path) -> dict[str, bytes]:
+    """The files copier.yml marks as the user's (`_skip_if_exists`), with their content."""
+    return {
+        path.relative_to(repo).as_posix(): path.read_bytes()
+        for path in repo.rglob("*")
+        if path.is_file() and any(fnmatch(path.relative_to(repo).as_posix(), pattern) for pattern in RESEARCH)
+    }
+
+
+def switch_jax_on(repo: Path) -> None:
+    """`copier update --data jax=true`, unless an earlier test did it already."""
+    if "jax: false" in (repo / ".copier-answers.yml").read_text(encoding="utf-8"):
+        copier_update(repo, "--data", "jax=true")
+
+
+def run_generated_tests(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The generated repo's own suite, from its sources, in this environment."""
+    command: list[str | Path] = [BIN / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rx", *args]
+    return run(command, cwd=repo, env=dict(os.environ, PYTHONPATH="src"))
+
+
+@pytest.mark.parametrize("key", ["copier-split-to-jax", "cookiecutter-single-to-jax"])
+def test_changing_an_answer_adds_the_template_s_jax_pieces(v2: dict[str, Path], key: str) -> None:
+    repo = v2[key]
+    research = research_files(repo)
+    assert research, "no research files found: check _skip_if_exists in copier.yml"
+    copier_update(repo, "--data", "jax=true")
+
+    answers = yaml.safe_load((repo / ".copier-answers.yml").read_text(encoding="utf-8"))
+    assert answers["jax"] is True
+    extras = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert "jax" in extras
+    assert "is_jax_array" in (repo / "src" / PACKAGE / "_dispatch.py").read_text(encoding="utf-8")
+    changed = {name for name, content in research.items() if (repo / name).read_bytes() != content}
+    assert not changed, f"research code changed: {changed}"
+    if "split" in key:  # a new backend file per algorithm, and the dispatch that calls it
+        assert (repo / "src" / PACKAGE / "softmax" / "jax_impl.py").is_file()
+        assert "_softmax_jax" in (repo / "src" / PACKAGE / "softmax" / "api.py").read_text(encoding="utf-8")
+    assert not conflicted_files(repo)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("layout", ["single", "split"])
+def test_a_layout_change_is_refused_before_anything_is_written(v2: dict[str, Path], engine: str, layout: str) -> None:
+    """Changing the layout would delete the old layout's files, edits and all: copier must stop
+    before it writes, and say how to change the layout safely."""
+    repo = v2[f"{engine}-{layout}-relayout"]
+    other = "split" if layout == "single" else "single"
+    before = tree(repo)
+    result = copier_update(repo, "--data", f"layout={other}", check=False)
+
+    assert result.returncode != 0
+    assert f"This repo has the {layout} layout and an update cannot change it" in result.stderr
+    assert f"Keep layout={layout}" in result.stderr
+    assert 'README.md, "Change the layout"' in result.stderr
+    assert tree(repo) == before, "the refused update changed files"
+    assert not git(repo, "status", "--porcelain")
+    copier_update(repo)  # the same repo still updates when the layout stays
+    assert all(change.applied(repo) for change in user_changes(Combination(layout, jax=False)))
+
+
+def test_the_oldest_copier_refuses_a_layout_change_too(template_v1: Path, tmp_path: Path) -> None:
+    """The refusal relies on `_external_data` and `_folder_name`: copier.yml's minimum has both."""
+    venv = tmp_path / "oldest-copier"
+    run([sys.executable, "-m", "venv", venv])
+    run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", f"copier=={COPIER_YML['_min_copier_version']}"])
+    repo = generate(template_v1, "copier", tmp_path / "out", Combination("split", jax=False))
+    before = tree(repo)
+    command = [str(venv / "bin" / "copier"), "update", "--defaults", "--quiet", "--data", "layout=single"]
+    result = subprocess.run(command, cwd=repo, capture_output=True, text=True, check=False)
+    assert result.returncode != 0
+    assert "This repo has the split layout and an update cannot change it" in result.stderr
+    assert tree(repo) == before
+
+
+@pytest.mark.parametrize("key", ["copier-split-to-jax", "cookiecutter-single-to-jax"])
+def test_jax_switched_on_later_keeps_the_suite_green(v2: dict[str, Path], key: str) -> None:
+    """In the single layout the worked examples stay the user's, without JAX: their JAX tests
+    report "not implemented yet"; in the split layout the JAX ports arrive and pass."""
+    repo = v2[key]
+    switch_jax_on(repo)
+    result = run_generated_tests(repo, "tests/test_softmax.py", "tests/test_cross_entropy.py")
+
+    if "single" in key:
+        assert "softmax() has no JAX implementation yet: add `_softmax_jax`" in result.stdout
+        assert "cross_entropy() has no JAX implementation yet: add `_cross_entropy_jax`" in result.stdout
+        assert re.search(r"\d+ xfailed", result.stdout)
+    else:
+        assert "xfailed" not in result.stdout
+    assert re.search(r"\d+ passed", result.stdout)
+
+
+def test_a_missing_jax_branch_and_mixed_backends_are_told_apart(v2: dict[str, Path]) -> None:
+    repo = v2["cookiecutter-single-to-jax"]
+    switch_jax_on(repo)
+    script = (
+        "import jax.numpy as jnp, numpy as np\n"
+        f"from {PACKAGE} import cross_entropy\n"
+        "labels = jnp.zeros(2, dtype=int)\n"
+        "for logits in [jnp.zeros((2, 3)), np.zeros((2, 3))]:\n"
+        "    try:\n"
+        "        cross_entropy(logits, labels)\n"
+        "    except TypeError as error:\n"
+        "        print(type(error).__name__, error)\n"
+    )
+    output = run([BIN / "python", "-c", script], cwd=repo, env=dict(os.environ, PYTHONPATH="src")).stdout.splitlines()
+    assert output[0].startswith("MissingBackendError cross_entropy() has no JAX implementation yet")
+    assert output[1] == (
+        "TypeError cross_entropy() got operands from different backends (logits is numpy.ndarray, "
+        "labels is jax.Array); convert them to one backend"
+    )
