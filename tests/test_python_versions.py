@@ -23,7 +23,8 @@ def computed_list(expression: str) -> list[str]:
     """The literal list in `{% set supported = [...] %}`, the one place each engine writes it."""
     match = re.search(r"\{% set supported = (\[[^\]]*\]) %\}", expression)
     assert match, f"no `{{% set supported = [...] %}}` in {expression!r}"
-    return yaml.safe_load(match.group(1))
+    supported: list[str] = yaml.safe_load(match.group(1))
+    return supported
 
 
 def test_the_computed_lists_are_the_choices() -> None:

@@ -57,7 +57,7 @@ print(json.dumps(chosen))
 
 def constants(noxfile: Path) -> dict[str, object]:
     """The module-level `NAME = <literal>` assignments of a noxfile."""
-    found = {}
+    found: dict[str, object] = {}
     for node in ast.parse(noxfile.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
             found |= {target.id: node.value.value for target in node.targets if isinstance(target, ast.Name)}
@@ -144,7 +144,7 @@ def test_nox_tests_installs_from_pips_configuration_where_pytorch_does_not_resol
         pytest.skip(f"{HOST} resolves here: this run needs a machine where it does not")
     work = Path(shutil.copytree(repo, tmp_path / "repo"))
     env = {key: value for key, value in os.environ.items() if not key.startswith("TORCH_")}
-    command = [BIN / "nox", "-s", "tests", "--", "-q", "-x", "-p", "no:cacheprovider"]
+    command = [str(BIN / "nox"), "-s", "tests", "--", "-q", "-x", "-p", "no:cacheprovider"]
     started = time.perf_counter()
     result = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
