@@ -336,8 +336,8 @@ def pull_request_body(old: str, new: str, changed: list[str], conflicts: list[st
             "",
             "Check out this branch. In each file, keep what you want between the",
             "`<<<<<<< before updating` and `>>>>>>> after updating` markers, then remove them;",
-            "apply each `.rej` file's change by hand and delete it. Commit, push, and mark this",
-            "pull request ready for review. `nox -s lint` fails until no conflict is left.",
+            "apply each `.rej` file's change by hand and delete it. Then commit, push, and",
+            "mark this pull request ready for review; `nox -s lint` fails until none is left.",
         ]
     return "\n".join(lines) + "\n"
 
