@@ -10,22 +10,28 @@ torch is already installed, run a session inside the environment you have instea
 
     nox --no-venv --no-install -s tests_cuda
 
-Environment variables (an empty value for an index means "pip's own index and configuration"):
+Environment variables (an empty value for an index means "pip's own index and configuration",
+such as a cluster's mirror or wheelhouse; sessions then install with pip, as uv ignores that
+configuration):
     TORCH_VERSION         the PyTorch release to install (default below: always pinned, because
                           an unpinned `torch` on Linux pulls a CUDA build of several GB)
-    TORCH_INDEX_URL       where CPU sessions get torch (default: PyTorch's CPU-only index)
-    TORCH_CUDA_INDEX_URL  where `tests_cuda` gets torch (default: PyTorch's CUDA 12.8 index)
+    TORCH_INDEX_URL       where CPU sessions get torch (default: PyTorch's CPU-only index, or ""
+                          where download.pytorch.org does not resolve, as on an offline cluster)
+    TORCH_CUDA_INDEX_URL  where `tests_cuda` gets torch (default: PyTorch's CUDA 12.8 index, or
+                          "" as above)
     REQUIRE_GPU=1         make `tests_cuda` fail, not skip, on a machine without an NVIDIA GPU
     GITHUB_OUTPUT         set by GitHub Actions: `template_update` writes its results there
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -34,7 +40,6 @@ import nox
 from packaging.requirements import Requirement
 
 nox.needs_version = ">=2025.2.9"
-nox.options.default_venv_backend = "uv|virtualenv"
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 DISTRIBUTION = PYPROJECT["project"]["name"]
@@ -47,10 +52,9 @@ BENCH_REQUIREMENTS = nox.project.dependency_groups(PYPROJECT, "bench")
 
 # torch is installed first, on its own and pinned, from an index the environment can change.
 TORCH_VERSION = os.environ.get("TORCH_VERSION", "2.13.0")
+TORCH_INDEX_HOST = "download.pytorch.org"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 CUDA_INDEX = "https://download.pytorch.org/whl/cu128"
-TORCH_INDEX_URL = os.environ.get("TORCH_INDEX_URL", CPU_INDEX)
-TORCH_CUDA_INDEX_URL = os.environ.get("TORCH_CUDA_INDEX_URL", CUDA_INDEX)
 REQUIRE_GPU = os.environ.get("REQUIRE_GPU", "") not in {"", "0"}
 
 TRAIN_EXAMPLE = "examples/train.py"
@@ -61,6 +65,31 @@ BENCH_SCRIPT = "scripts/bench.py"
 COPIER = "copier==9.19.1"
 CONFLICT_MARKER = re.compile(r"^(<{7}|>{7})( |$)", re.MULTILINE)
 ANSWERS_FILE = Path(".copier-answers.yml")
+
+
+@functools.cache
+def resolves(host: str) -> bool:
+    """Whether `host` has an address: offline machines reach package indexes through a mirror."""
+    try:
+        socket.getaddrinfo(host, 443)
+    except OSError:
+        return False
+    return True
+
+
+def torch_index(variable: str, default: str) -> str:
+    """The environment's `variable` if set; else `default` where PyTorch's host resolves, and ""
+    where it does not: pip's own configuration at once, rather than after minutes of retries."""
+    if variable in os.environ:
+        return os.environ[variable]
+    return default if resolves(TORCH_INDEX_HOST) else ""
+
+
+TORCH_INDEX_URL = torch_index("TORCH_INDEX_URL", CPU_INDEX)
+TORCH_CUDA_INDEX_URL = torch_index("TORCH_CUDA_INDEX_URL", CUDA_INDEX)
+# uv where installed, unless torch comes from pip's configuration, which uv does not read.
+FROM_PIP_CONFIGURATION = not (TORCH_INDEX_URL and TORCH_CUDA_INDEX_URL)
+nox.options.default_venv_backend = "virtualenv" if FROM_PIP_CONFIGURATION else "uv|virtualenv"
 
 
 def dev_tool(name: str) -> str:
@@ -75,6 +104,9 @@ def install(session: nox.Session, torch_index_url: str, *requirements: str) -> N
     """Install the pinned torch alone (from `torch_index_url`, where an empty URL means pip's own
     index), then this project with `requirements`: a real install, not an editable one."""
     index = ["--index-url", torch_index_url] if torch_index_url else []
+    if not index:
+        why = "set empty" if resolves(TORCH_INDEX_HOST) else f"{TORCH_INDEX_HOST} does not resolve"
+        session.log(f"torch from pip's own index and configuration ({why})")
     session.install(f"torch=={TORCH_VERSION}", *index)
     session.install(PROJECT, *requirements, *reinstall_project(session))
 
@@ -302,10 +334,10 @@ def pull_request_body(old: str, new: str, changed: list[str], conflicts: list[st
             "",
             *(f"- `{name}`" for name in conflicts),
             "",
-            "Check out this branch, and in each file keep what you want between the",
-            "`<<<<<<< before updating` and `>>>>>>> after updating` markers and remove the markers;",
-            "apply each `.rej` file's change by hand and delete it. Commit, push, and mark this pull",
-            "request ready for review. `nox -s lint` fails until no conflict is left.",
+            "Check out this branch. In each file, keep what you want between the",
+            "`<<<<<<< before updating` and `>>>>>>> after updating` markers, then remove them;",
+            "apply each `.rej` file's change by hand and delete it. Then commit, push, and",
+            "mark this pull request ready for review; `nox -s lint` fails until none is left.",
         ]
     return "\n".join(lines) + "\n"
 

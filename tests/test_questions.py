@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keyword
+import re
 import sys
 
 import pytest
@@ -48,6 +49,15 @@ def test_the_computed_cookiecutter_variable_carries_every_answer() -> None:
     """copier renders `{{ cookiecutter.x }}` through this variable: a missing key renders empty."""
     for name in QUESTIONS:
         assert f'"{name}": {{{{ {name} | tojson }}}}' in COPIER_YML["cookiecutter"]["default"]
+
+
+def test_both_engines_compute_the_same_private_variables() -> None:
+    """cookiecutter.json's rendered `__x` keys are the `__x` entries of copier's `cookiecutter`
+    variable (their values are compared in the rendered files, tests/test_engines.py).
+    `__project_dir` only names cookiecutter's template folder; copier uses `_subdirectory`."""
+    computed = {key for key in COOKIECUTTER_JSON if key.startswith("__")} - {"__prompts__", "__project_dir"}
+    in_copier = set(re.findall(r'"(__\w+)":', COPIER_YML["cookiecutter"]["default"]))
+    assert computed == in_copier
 
 
 def test_copier_needs_no_trust() -> None:
