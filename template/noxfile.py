@@ -303,9 +303,10 @@ def pull_request_body(old: str, new: str, changed: list[str], conflicts: list[st
             *(f"- `{name}`" for name in conflicts),
             "",
             "Check out this branch, and in each file keep what you want between the",
-            "`<<<<<<< before updating` and `>>>>>>> after updating` markers and remove the markers;",
-            "apply each `.rej` file's change by hand and delete it. Commit, push, and mark this pull",
-            "request ready for review. `nox -s lint` fails until no conflict is left.",
+            "`<<<<<<< before updating` and `>>>>>>> after updating` markers and remove the",
+            "markers; apply each `.rej` file's change by hand and delete it. Commit, push, and",
+            "mark this pull request ready for review. `nox -s lint` fails until no conflict",
+            "is left.",
         ]
     return "\n".join(lines) + "\n"
 
