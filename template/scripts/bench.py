@@ -18,9 +18,6 @@ timed on its own. Results go to bench-results/ (see `bench_report.py`).
 from __future__ import annotations
 
 import argparse
-{%- if cookiecutter.jax %}
-import contextlib
-{%- endif %}
 import importlib
 import importlib.util
 import sys
@@ -303,18 +300,6 @@ def time_all(
             note(f"{name} left out: {reason}")
             skipped[name] = str(reason)
     return rows, skipped
-{%- if cookiecutter.jax %}
-
-
-def jax_x64(timed_on: list[Target]) -> contextlib.AbstractContextManager[Any]:
-    """JAX with 64-bit types, as in the tests: otherwise float64 and int64 inputs lose bits."""
-    if not any(target.backend == "jax" for target in timed_on):
-        return contextlib.nullcontext()
-    import jax
-
-    x64: contextlib.AbstractContextManager[Any] = jax.enable_x64(True)
-    return x64
-{%- endif %}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -327,13 +312,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     if args.threads:
         torch.set_num_threads(args.threads)
-    started = time.perf_counter()
 {%- if cookiecutter.jax %}
-    with jax_x64(timed_on):
-        rows, skipped = time_all(parser, args, chosen, timed_on)
-{%- else %}
-    rows, skipped = time_all(parser, args, chosen, timed_on)
+    if any(target.backend == "jax" for target in timed_on):
+        import jax
+
+        # As in the tests: without x64, float64 and int64 inputs lose bits.
+        jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
 {%- endif %}
+    started = time.perf_counter()
+    rows, skipped = time_all(parser, args, chosen, timed_on)
     if not rows:
         parser.exit(1, "bench: nothing timed: every function was left out (see above)\n")
     results = {

@@ -196,7 +196,10 @@ def compare(old: list[Row], new: list[Row], threshold: float) -> tuple[list[str]
         slower = ratio > 1 + threshold and row["q1_s"] > previous["q3_s"]
         faster = ratio < 1 / (1 + threshold) and row["q3_s"] < previous["q1_s"]
         if slower or faster:
-            what = f"{row['function']} {row['backend']} {row['device']} {row['mode']} size {row['size']:,}"
+            what = (
+                f"{row['function']} {row['backend']} {row['device']} {row['mode']} "
+                f"size {row['size']:,}"
+            )
             times = f"{duration(previous['median_s'])} -> {duration(row['median_s'])}"
             changes.append(
                 f"{what}: {'slower' if slower else 'faster'}, {ratio:.2f}x the time ({times})"

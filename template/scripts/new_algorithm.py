@@ -3,13 +3,10 @@
     python scripts/new_algorithm.py attention q k v --param 'scale: float | None = None'
 
 The operands (here q, k and v; by default one, x) are the array arguments; each `--param` is a
-plain Python value with a type and a default. This creates
-{%- if cookiecutter.layout == 'single' %} src/{{ cookiecutter.package_name }}/attention.py (the public `attention`,
-then the private `_attention_numpy`, `_attention_pytorch`{% if cookiecutter.jax %} and `_attention_jax`{% endif %}, side by side),
-{%- else %} src/{{ cookiecutter.package_name }}/attention/ (`api.py` with the public `attention`,
-then `numpy_impl.py`{% if cookiecutter.jax %}, `pytorch_impl.py` and `jax_impl.py`{% else %} and `pytorch_impl.py`{% endif %} with one private implementation each),
-{%- endif %}
-tests/test_attention.py, and exports `attention` from the package. The implementations are
+plain Python value with a type and a default. This creates `attention` in the package, laid out
+as `softmax` is (the public `attention`, then one private implementation per backend:
+`_attention_numpy`, the reference, and the ports), tests/test_attention.py, and exports
+`attention` from the package. The implementations are
 stubs that raise NotImplementedError, so the new tests report "not implemented yet" (as expected
 failures) until you write them: the NumPy reference first, from the paper, then the ports that
 the parity tests compare with it.
@@ -58,7 +55,7 @@ TEST_NAMES = frozenset(
 TYPE_NAMES = frozenset({"bool", "int", "float", "complex", "str", "tuple", "list", "dict", "None"})
 # A parameter with one of these names, of type int, is drawn among the first operand's axes.
 AXIS_NAMES = frozenset({"axis", "dim"})
-ARRAY_TYPES = "numpy.ndarray, torch.Tensor{% if cookiecutter.jax %} or jax.Array{% endif %}"
+ARRAY_TYPES = "{{ cookiecutter.__array_types }}"
 # Per backend: the type of an array, and the check that an operand is one.
 BACKENDS = {
     "numpy": ("NDArray[np.floating]", "isinstance({}, np.ndarray)"),
@@ -345,7 +342,7 @@ def files(name: str, operands: list[str], parameters: list[Parameter]) -> dict[P
 {%- else %}
     module = {
         SOURCE / name / part: skeleton(f"{part}.tmpl").substitute(fields)
-        for part in ["__init__.py", "api.py", "numpy_impl.py", "pytorch_impl.py"{% if cookiecutter.jax %}, "jax_impl.py"{% endif %}]
+        for part in ["__init__.py", "api.py", *(f"{backend}_impl.py" for backend in BACKENDS)]
     }
 {%- endif %}
     return {**module, TESTS / f"test_{name}.py": test_module(name, operands, parameters)}
@@ -433,11 +430,12 @@ def main(argv: list[str] | None = None) -> int:
             f'"{name}" to its __all__ yourself',
             file=sys.stderr,
         )
+    ports = " and ".join(f"_{name}_{backend}" for backend in list(BACKENDS)[1:])
     print(
         f"\nNext: write _{name}_numpy from the paper, with a test against known values in "
         f"tests/test_{name}.py (declare how the operands' shapes relate in its SHAPES); then "
-        f"_{name}_pytorch{% if cookiecutter.jax %} and _{name}_jax{% endif %}. Until then `python -m pytest tests/test_{name}.py` "
-        "reports them as not implemented yet (XFAIL)."
+        f"{ports}. Until then `python -m pytest tests/test_{name}.py` reports them as not "
+        "implemented yet (XFAIL)."
     )
     return 0
 

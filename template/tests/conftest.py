@@ -11,8 +11,9 @@
   yet ...")``, and a function without a branch for a backend (JAX switched on later) raises
   ``"... has no JAX implementation yet ..."``: their tests are reported as expected failures
   (XFAIL) with that message.
-- Nothing happens at import time: hooks and session fixtures set what the tests need (TF32
-  off{% if cookiecutter.jax %}, JAX's x64 on{% endif %}) and restore it afterwards.
+- Nothing happens at import time: hooks and session fixtures set the numerics the tests need
+  (float32 matmuls in full precision, float64 wherever it is asked for) and restore them
+  afterwards.
 """
 
 from __future__ import annotations

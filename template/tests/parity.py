@@ -105,16 +105,6 @@ Parameters = Mapping[str, Any]
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 DEVICES = ("cpu", "cuda", "mps")
-{%- if cookiecutter.jax %}
-
-# JAX compiles every operation anew for each input shape (tens of ms each on a CPU), so
-# hypothesis draws the values of JAX inputs but keeps to fixed shapes: batch axes `JAX_BATCH`,
-# and sizes 2, 3, 4, ... for the dimension letters.
-JAX_BATCH = (2, 3)
-# JAX's float16 and bfloat16 work on CPU but cost a second of compilation per algorithm:
-# add them here when they matter to you.
-JAX_DTYPES = ("float64", "float32")
-{%- endif %}
 
 
 @dataclass(frozen=True)
@@ -169,9 +159,9 @@ def targets(
 ) -> list[Target]:
     """Every valid combination (of all backends by default).
 
-    NumPy runs on the CPU in float32 and float16 (its float64 is the reference itself);
-    PyTorch everywhere, in every dtype{% if cookiecutter.jax %}; JAX on CPU and CUDA, in `JAX_DTYPES`{% endif %}. Missing devices are
-    skipped at run time, with the reason, by ``conftest.py``.
+    Each backend runs on the devices and in the dtypes of its entry in `BACKENDS`: NumPy on the
+    CPU in float32 and float16 (its float64 is the reference itself), PyTorch everywhere, in
+    every dtype. Missing devices are skipped at run time, with the reason, by ``conftest.py``.
     """
     return [
         Target(backend, dtype, device)
@@ -556,8 +546,9 @@ def assert_gradient_matches_reference(
     each operand in `wrt` (by position; default: every floating one) matches central
     differences of the float64 NumPy reference, within `GRADIENT_TOLERANCE`.
 
-    On PyTorch: ``torch.autograd.grad`` and ``torch.func.grad``, then ``gradcheck`` of the
-    whole Jacobian{% if cookiecutter.jax %}; on JAX: ``jax.grad``, under ``jax.jit`` (see `call`){% endif %}. Use a float64 target.
+    Each of the backend's ways to take gradients is checked (its ``gradients`` in `BACKENDS`;
+    PyTorch: ``torch.autograd.grad`` and ``torch.func.grad``), then, on PyTorch, ``gradcheck``
+    of the whole Jacobian. Use a float64 target.
     """
     __tracebackhide__ = True
     parameters = parameters or {}
@@ -626,7 +617,8 @@ def assert_compiled_matches_eager(
     PyTorch: ``torch.compile(fullgraph=True)``, so any graph break is an error. The default
     `compiler`, ``aot_eager``, traces the forward and backward graphs as inductor would but
     skips code generation (a second instead of half a minute on a CPU); pass
-    ``compiler="inductor"`` for the real thing.{% if cookiecutter.jax %} JAX: ``jax.jit``; `compiler` is ignored.{% endif %}
+    ``compiler="inductor"`` for the real thing. Other backends compile their own way (their
+    ``compile`` in `BACKENDS`).
     """
     __tracebackhide__ = True
     parameters = parameters or {}
@@ -832,6 +824,15 @@ def _torch_compile(function: Function, compiler: str) -> tuple[Function, Callabl
 {%- if cookiecutter.jax %}
 
 
+# JAX compiles every operation anew for each input shape (tens of ms each on a CPU), so
+# hypothesis draws the values of JAX inputs but keeps to fixed shapes: batch axes `JAX_BATCH`,
+# and sizes 2, 3, 4, ... for the dimension letters.
+JAX_BATCH = (2, 3)
+# JAX's float16 and bfloat16 work on CPU but cost a second of compilation per algorithm:
+# add them here when they matter to you.
+JAX_DTYPES = ("float64", "float32")
+
+
 def _jax_asarray(values: NDArray[Any], dtype: str | None, device: str) -> Any:
     import jax
     import jax.numpy as jnp
@@ -870,6 +871,7 @@ def _jax_gradients(
     weights: NDArray[np.float64],
     parameters: Parameters,
 ) -> dict[int, dict[str, Any]]:
+    """``jax.grad``, under ``jax.jit`` (see `_jax_call`)."""
     import jax
 
     first = arguments[wrt[0]]
@@ -894,9 +896,10 @@ def _jax_gradient(
 
 
 def _jax_compile(function: Function, compiler: str) -> tuple[Function, Callable[[], int], str]:
+    """``jax.jit``, JAX's one compiler: `compiler` is ignored."""
     import jax
 
-    del compiler  # jax.jit has one
+    del compiler
     traces = 0
 
     def traced(*arguments: Any) -> Any:

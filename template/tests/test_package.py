@@ -9,16 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-import {{ cookiecutter.package_name }}
-
 PACKAGE = "{{ cookiecutter.package_name }}"
 
 
 def test_exports_public_functions() -> None:
-    exported = {{ cookiecutter.package_name }}.__all__
-    assert exported == sorted(exported)
-    for name in exported:
-        assert callable(getattr({{ cookiecutter.package_name }}, name)), name
+    package = importlib.import_module(PACKAGE)
+    assert package.__all__ == sorted(package.__all__)
+    for name in package.__all__:
+        assert callable(getattr(package, name)), name
 
 
 def test_never_imports_jax_for_numpy_and_torch(monkeypatch: pytest.MonkeyPatch) -> None:

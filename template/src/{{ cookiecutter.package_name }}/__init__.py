@@ -1,7 +1,7 @@
-"""Algorithms with a NumPy reference implementation and a PyTorch port{% if cookiecutter.jax %} (and a JAX one){% endif %}.
+"""Algorithms with a NumPy reference implementation and a port to each other backend.
 
-Each public function takes {% if cookiecutter.jax %}NumPy arrays, PyTorch tensors or JAX arrays{% else %}NumPy arrays or PyTorch tensors{% endif %}, dispatches on
-their type, and returns the same kind of array (same dtype, same device).
+Each public function dispatches on the type of its arrays, all from one backend, and returns the
+same kind of array (same dtype, same device): {{ cookiecutter.__array_types }}.
 """
 
 from .cross_entropy import cross_entropy

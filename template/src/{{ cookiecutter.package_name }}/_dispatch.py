@@ -1,23 +1,16 @@
 """What the public functions share for their dispatch on the array backend.
 
 Each public function checks its operands with `isinstance` itself, so the dispatch stays visible
-where it happens. This module holds the shared pieces only:
-
-- `Array`, the type of any array the public functions accept (for type checkers only)
-{%- if cookiecutter.jax %}
-- `is_jax_array`, which recognises a JAX array without importing JAX
-{%- endif %}
-- `dispatch_error`, the `TypeError` for operands that match no backend or mix backends{% if cookiecutter.jax %}, and
-  `MissingBackendError` for JAX arrays given to a function without a JAX branch yet{% endif %}
+where it happens. This module holds the shared pieces only: `Array`, the type of any array the
+public functions accept (for type checkers), the checks that take more than an `isinstance`, and
+the errors for operands that no branch accepts.
 """
 
 from __future__ import annotations
 {% if cookiecutter.jax %}
 import sys
-from typing import TYPE_CHECKING, Any, TypeGuard
-{%- else %}
-from typing import TYPE_CHECKING, Any
 {%- endif %}
+from typing import TYPE_CHECKING, Any{% if cookiecutter.jax %}, TypeGuard{% endif %}
 
 import numpy as np
 import torch
@@ -26,28 +19,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 {% if cookiecutter.jax %}
     import jax
-    from numpy.typing import NDArray
-
-    Array = NDArray[Any] | torch.Tensor | jax.Array
-
-ACCEPTED = "numpy.ndarray, torch.Tensor or jax.Array"
-
-
-def is_jax_array(x: object) -> TypeGuard[jax.Array]:
-    """Whether `x` is a JAX array (tracers inside `jax.jit` and `jax.grad` included).
-
-    JAX is looked up in `sys.modules`, never imported: a JAX array cannot exist before JAX is
-    imported, so NumPy and PyTorch users neither wait for JAX nor need it installed.
-    """
-    jax = sys.modules.get("jax")
-    return jax is not None and isinstance(x, jax.Array)
-{%- else %}
-    from numpy.typing import NDArray
-
-    Array = NDArray[Any] | torch.Tensor
-
-ACCEPTED = "numpy.ndarray or torch.Tensor"
 {%- endif %}
+    from numpy.typing import NDArray
+
+    Array = NDArray[Any] | torch.Tensor{% if cookiecutter.jax %} | jax.Array{% endif %}
+
+ACCEPTED = "{{ cookiecutter.__array_types }}"
 
 
 def backend(x: object) -> str | None:
@@ -61,22 +38,10 @@ def backend(x: object) -> str | None:
         return "jax.Array"
 {%- endif %}
     return None
-{%- if cookiecutter.jax %}
-
-
-class MissingBackendError(TypeError, NotImplementedError):
-    """JAX arrays for a function that has no JAX implementation yet.
-
-    This happens when JAX is switched on in a repo whose modules were written without it. It is a
-    `TypeError` like the other dispatch errors, and a `NotImplementedError`, so the tests report it
-    as "not implemented yet" (XFAIL), as they do for the scaffold's stubs.
-    """
-{%- endif %}
 
 
 def dispatch_error(function: Callable[..., object], **operands: object) -> TypeError:
-    """The error for operands that match no backend or that come from different backends{% if cookiecutter.jax %}, or
-    for JAX arrays given to a `function` without a JAX branch (a `MissingBackendError`){% endif %}.
+    """The error for operands that no branch of `function` accepts, saying why.
 
     Built only after dispatch has failed, so it costs nothing on the fast path.
     """
@@ -132,3 +97,27 @@ def require_floating(function: Callable[..., object], **operands: object) -> Non
                 "(convert it first: x.astype(np.float32), x.float(), ...)"
             )
             raise TypeError(msg)
+{%- if cookiecutter.jax %}
+
+
+# --- JAX, an optional backend ---------------------------------------------------------------
+
+
+def is_jax_array(x: object) -> TypeGuard[jax.Array]:
+    """Whether `x` is a JAX array (tracers inside `jax.jit` and `jax.grad` included).
+
+    JAX is looked up in `sys.modules`, never imported: a JAX array cannot exist before JAX is
+    imported, so NumPy and PyTorch users neither wait for JAX nor need it installed.
+    """
+    jax = sys.modules.get("jax")
+    return jax is not None and isinstance(x, jax.Array)
+
+
+class MissingBackendError(TypeError, NotImplementedError):
+    """JAX arrays for a function that has no JAX implementation yet.
+
+    This happens when JAX is switched on in a repo whose modules were written without it. It is a
+    `TypeError` like the other dispatch errors, and a `NotImplementedError`, so the tests report it
+    as "not implemented yet" (XFAIL), as they do for the scaffold's stubs.
+    """
+{%- endif %}

@@ -1,0 +1,79 @@
+"""Jinja only where the output differs: the tags in template/ stay few, the computed variables that
+keep them few exist for both engines, and the generated code keeps to its line length.
+
+A tag-line is a line of a file under template/ that holds ``{{``, ``{%`` or ``{#`` (file names do
+not count), as ``grep -rE '\\{\\{|\\{%|\\{#' template | wc -l`` counts them.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import pytest
+
+from render import COMBINATIONS, COOKIECUTTER_JSON, COPIER_YML, ROOT, Render
+
+TEMPLATE = ROOT / "template"
+TAG = re.compile(r"\{\{|\{%|\{#")
+#: The generated repo's code: the package, its tests, its scripts and examples.
+CODE = ("src", "tests", "scripts", "examples")
+#: Ceilings on tag-lines. The code's is the count reached (from 145): lower it when a change
+#: lowers the count. What is left there is code that JAX or the layout changes (an import, the
+#: JAX overload and its `import jax`, a dispatch branch, a port), one condition per chunk.
+CODE_BUDGET = 103
+TEMPLATE_BUDGET = 100
+
+
+def tag_lines() -> dict[str, int]:
+    """File (relative to template/) -> how many of its lines carry a tag, for files with any."""
+    counts = {}
+    for path in sorted(TEMPLATE.rglob("*")):
+        if path.is_file():
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            if found := sum(1 for line in lines if TAG.search(line)):
+                counts[path.relative_to(TEMPLATE).as_posix()] = found
+    return counts
+
+
+def listing(counts: dict[str, int]) -> str:
+    return "\n".join(f"{count:4} {name}" for name, count in sorted(counts.items(), key=lambda item: -item[1]))
+
+
+def test_code_keeps_to_its_tag_budget() -> None:
+    code = {name: count for name, count in tag_lines().items() if name.startswith(CODE)}
+    assert sum(code.values()) <= CODE_BUDGET, listing(code)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the prose and configuration files (README, CITATION.cff, pyproject.toml, workflows) "
+    "still carry their own conditions; remove this mark once the whole template fits",
+)
+def test_template_keeps_to_its_tag_budget() -> None:
+    counts = tag_lines()
+    assert sum(counts.values()) <= TEMPLATE_BUDGET, listing(counts)
+
+
+def test_computed_variables_exist_for_both_engines() -> None:
+    """A computed ``cookiecutter.__x`` the template uses is defined in cookiecutter.json and in
+    copier.yml's ``cookiecutter`` variable (copier would render a missing one as empty text)."""
+    used = set()
+    for path in TEMPLATE.rglob("*"):
+        text = path.relative_to(TEMPLATE).as_posix()
+        if path.is_file():
+            text += path.read_text(encoding="utf-8", errors="replace")
+        used |= set(re.findall(r"cookiecutter\.(__\w+)", text))
+    for_copier = set(re.findall(r'"(__\w+)":', COPIER_YML["cookiecutter"]["default"]))
+    assert used, "no computed variable found: has the pattern changed?"
+    assert used <= COOKIECUTTER_JSON.keys(), used - COOKIECUTTER_JSON.keys()
+    assert used <= for_copier, used - for_copier
+
+
+def test_generated_ruff_checks_line_length(rendered: Render) -> None:
+    """E501 is on, at the line length that scripts/new_algorithm.py wraps its output to."""
+    repo = rendered("cookiecutter", COMBINATIONS[0])
+    ruff = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]
+    assert "E501" in ruff["lint"]["extend-select"]
+    scaffold = (repo / "scripts" / "new_algorithm.py").read_text(encoding="utf-8")
+    assert f"\nLINE_LENGTH = {ruff['line-length']}\n" in scaffold
