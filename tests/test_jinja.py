@@ -12,7 +12,7 @@ import tomllib
 
 import pytest
 
-from render import COMBINATIONS, COOKIECUTTER_JSON, COPIER_YML, ROOT, Render
+from tests.render import COMBINATIONS, COOKIECUTTER_JSON, COPIER_YML, ROOT, Render
 
 TEMPLATE = ROOT / "template"
 TAG = re.compile(r"\{\{|\{%|\{#")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from render import COOKIECUTTER_JSON, COPIER_YML, only_child, render_cookiecutter, render_copier
+from tests.render import COOKIECUTTER_JSON, COPIER_YML, only_child, render_cookiecutter, render_copier
 
 CHOICES: list[str] = COOKIECUTTER_JSON["python_version"]
 

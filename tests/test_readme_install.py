@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from render import COMBINATIONS, COOKIECUTTER_JSON, Render, git
+from tests.render import COMBINATIONS, COOKIECUTTER_JSON, Render, git
 
 pytestmark = pytest.mark.slow
 

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from render import BIN, COMBINATIONS, ROOT, Render
+from tests.render import BIN, COMBINATIONS, ROOT, Render
 
 GENERATED_NOXFILE = ROOT / "template" / "noxfile.py"  # plain Python: no Jinja in it
 HOST = "download.pytorch.org"
