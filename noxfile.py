@@ -22,14 +22,14 @@ Environment variables (the generated repos' noxfiles read the same ones):
 from __future__ import annotations
 
 import ast
-import functools
+import importlib.util
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import nox
 from packaging.requirements import Requirement
@@ -54,8 +54,20 @@ COMBINATION_IDS = [layout + ("-jax" if jax else "") for layout, jax in COMBINATI
 # in one process and in two (torchrun).
 GENERATED_SESSIONS = ["lint", "typecheck", "tests", "train", "train_distributed"]
 GENERATED_NOXFILE = ROOT / "template" / "noxfile.py"
-TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-TORCH_INDEX_HOST = "download.pytorch.org"
+
+
+def load(path: Path) -> ModuleType:
+    """A module of this repo, by its path: nox does not put the noxfile's folder on sys.path."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The choice of torch index, shared with the tests and benchmarks.
+TORCH_INDEX = load(ROOT / "tests" / "torch_index.py")
 REQUIRE_GPU = os.environ.get("REQUIRE_GPU", "") not in {"", "0"}
 
 
@@ -85,28 +97,13 @@ def generated_default(name: str) -> str:
     raise LookupError(msg)
 
 
-@functools.cache
-def resolves(host: str) -> bool:
-    """Whether `host` has an address: offline machines reach package indexes through a mirror."""
-    try:
-        socket.getaddrinfo(host, 443)
-    except OSError:
-        return False
-    return True
-
-
 def torch_index_url(session: nox.Session) -> str:
-    """TORCH_INDEX_URL as set; unset, PyTorch's CPU index where it resolves, else "" (pip's own
-    index and configuration: what an offline machine has, a local wheelhouse or mirror).
-
-    The tests and benchmarks choose with tests/torch_index.py, which nox cannot import (it does
-    not put this folder on sys.path): tests/test_noxfile.py proves the two choose alike."""
-    if "TORCH_INDEX_URL" in os.environ:
-        return os.environ["TORCH_INDEX_URL"]
-    if resolves(TORCH_INDEX_HOST):
-        return TORCH_CPU_INDEX
-    session.log(f"{TORCH_INDEX_HOST} does not resolve: torch comes from pip's configuration")
-    return ""
+    """The torch index the tests and benchmarks choose too (tests/torch_index.py): TORCH_INDEX_URL
+    as set; unset, PyTorch's CPU index where it resolves, else "" (pip's own configuration)."""
+    index_url: str = TORCH_INDEX.torch_index_url()
+    if not index_url and "TORCH_INDEX_URL" not in os.environ:
+        session.log(f"{TORCH_INDEX.TORCH_INDEX_HOST} does not resolve: torch comes from pip's configuration")
+    return index_url
 
 
 def install_torch(session: nox.Session) -> None:

@@ -81,7 +81,7 @@ def repo(rendered: Render) -> Path:
 
 
 def test_the_same_index_and_host() -> None:
-    ours, generated = constants(ROOT / "noxfile.py"), constants(GENERATED_NOXFILE)
+    ours, generated = constants(ROOT / "tests" / "torch_index.py"), constants(GENERATED_NOXFILE)
     assert ours["TORCH_CPU_INDEX"] == generated["CPU_INDEX"]
     assert ours["TORCH_INDEX_HOST"] == generated["TORCH_INDEX_HOST"] == HOST
     assert urlsplit(str(generated["CPU_INDEX"])).hostname == HOST
