@@ -177,7 +177,8 @@ def check_github(session: nox.Session, repo: Path) -> None:
 
 def why_no_gpu() -> str | None:
     """Why this machine cannot run CUDA tests, or None when `nvidia-smi -L` lists a GPU.
-    (The generated noxfile's `tests_cuda` asks the same question.)"""
+    A copy of the generated noxfile's (a generated repo stands alone): tests/test_noxfiles_agree.py
+    proves the two the same."""
     if os.environ.get("CUDA_VISIBLE_DEVICES", "unset").strip() in {"", "-1"}:
         return "no NVIDIA GPU visible: CUDA_VISIBLE_DEVICES hides them all"
     nvidia_smi = shutil.which("nvidia-smi")

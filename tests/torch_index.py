@@ -1,7 +1,7 @@
 """Where CPU builds of torch come from, for the tests and benchmarks that install torch.
 
 The template's noxfile loads this module by its path; the generated repos' noxfile keeps a copy of
-the rule, as a repo must stand alone: tests/test_torch_index.py proves the two choose alike.
+the rule, as a repo must stand alone: tests/test_noxfiles_agree.py proves the two choose alike.
 """
 
 from __future__ import annotations

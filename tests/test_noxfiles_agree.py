@@ -1,4 +1,5 @@
-"""Where torch comes from: the template's noxfile and the generated one decide alike.
+"""Where torch comes from, and whether a GPU is there: the template's noxfile and the generated
+one decide alike.
 
 The generated repo must stand alone, so its noxfile keeps its own copy of the rule: TORCH_INDEX_URL
 as set; unset, PyTorch's CPU index where its host resolves, else "" (pip's own configuration, as on
@@ -106,6 +107,24 @@ def test_the_same_rule(repo: Path, resolves: str, index: str | None, expected: s
     # sessions use virtualenv.
     from_pip = not expected or resolves == "fails"
     assert generated["backend"] == ("virtualenv" if from_pip else "uv|virtualenv")
+
+
+def function_without_docstring(noxfile: Path, name: str) -> str:
+    """The syntax tree of function `name` in `noxfile`, its docstring left out, as text."""
+    (function,) = (
+        node
+        for node in ast.parse(noxfile.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef) and node.name == name
+    )
+    if ast.get_docstring(function) is not None:
+        function.body = function.body[1:]
+    return ast.dump(function)
+
+
+def test_the_same_gpu_question() -> None:
+    """`generated_cuda(...)` skips, or fails with REQUIRE_GPU, for the reason `tests_cuda` gives."""
+    ours = function_without_docstring(ROOT / "noxfile.py", "why_no_gpu")
+    assert ours == function_without_docstring(GENERATED_NOXFILE, "why_no_gpu")
 
 
 def offline() -> list[str]:
