@@ -279,11 +279,12 @@ def main(argv: list[str] | None = None) -> None:
         torch.cuda.set_device(device)
     if "WORLD_SIZE" in os.environ:
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
-    try:
-        record = train(args, device, rank, world_size, checkpoint)
-    finally:
-        if dist.is_initialized():
-            dist.destroy_process_group()
+    record = train(args, device, rank, world_size, checkpoint)
+    if dist.is_initialized():
+        # Together, and only after success (on an error torchrun stops the others): a process that
+        # closed its connections while process 0 still saved the last epoch made it abort at exit.
+        dist.barrier()
+        dist.destroy_process_group()
     if rank == 0 and args.output:
         path = args.output / RECORD
         path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
