@@ -2,8 +2,9 @@
 researcher would: what the scaffold's and the planted-bug tests share.
 
 `attention(q, k, v, scale)` has three operands with related shapes and an optional parameter;
-`logsumexp(x, axis)` one operand and an axis. Their implementations replace the stubs' bodies,
-and attention's test declares how q, k and v relate, in its `SHAPES`.
+`logsumexp(x, axis)` one operand and an axis; `huber(prediction, target, delta)` two operands of
+one shape (the scaffold's default), 0-d included, and a float parameter. Their implementations
+replace the stubs' bodies, and attention's test declares how q, k and v relate, in its `SHAPES`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ PACKAGE = "my_research_project"  # from the default answers
 COMMANDS = {
     "attention": ["attention", "q", "k", "v", "--param", "scale: float | None = None"],
     "logsumexp": ["logsumexp", "x", "--param", "axis: int = -1"],
+    "huber": ["huber", "prediction", "target", "--param", "delta: float = 1.0"],
 }
 BACKENDS = ("numpy", "pytorch", "jax")
 STUB = 'msg = "not implemented yet: write _{algorithm}_{backend}, the {what}"\n    raise NotImplementedError(msg)'
@@ -56,6 +58,19 @@ IMPLEMENTATIONS = {
 
     m = jnp.max(x, axis=axis, keepdims=True)
     return jnp.squeeze(jnp.log(jnp.sum(jnp.exp(x - m), axis=axis, keepdims=True)) + m, axis)""",
+    },
+    "huber": {
+        "numpy": """residual = np.abs(prediction - target)
+    losses = np.where(residual <= delta, 0.5 * residual**2, delta * (residual - 0.5 * delta))
+    return np.asarray(losses.mean())""",
+        "pytorch": """residual = (prediction - target).abs()
+    losses = torch.where(residual <= delta, 0.5 * residual**2, delta * (residual - 0.5 * delta))
+    return losses.mean()""",
+        "jax": """import jax.numpy as jnp
+
+    residual = jnp.abs(prediction - target)
+    losses = jnp.where(residual <= delta, 0.5 * residual**2, delta * (residual - 0.5 * delta))
+    return jnp.mean(losses)""",
     },
 }
 # Attention's operands: q (..., L, d), k (..., S, d), v (..., S, e).

@@ -431,8 +431,9 @@ def _room(
     want = to_numpy(expected)
     largest = np.zeros(want.shape)
     for _ in range(NUDGES):
+        # np.asarray: arithmetic on a 0-d array gives a NumPy scalar, which no function accepts.
         nudged = [
-            value * (1 + eps * rng.uniform(-1, 1, value.shape))
+            np.asarray(value * (1 + eps * rng.uniform(-1, 1, value.shape)))
             if value.dtype.kind == "f"
             else value
             for value in arguments
@@ -649,7 +650,7 @@ def assert_compiled_matches_eager(
 
 def _other_values(value: NDArray[Any]) -> NDArray[Any]:
     """New values of the same shape and dtype (integers, e.g. labels, are kept)."""
-    return 0.5 * value + 0.25 if np.issubdtype(value.dtype, np.floating) else value
+    return np.asarray(0.5 * value + 0.25) if np.issubdtype(value.dtype, np.floating) else value
 
 
 def assert_vmap_matches_loop(
