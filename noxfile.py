@@ -148,8 +148,8 @@ def render(session: nox.Session, layout: str, jax: bool, output: Path) -> Path:
 def run_generated(session: nox.Session, project: Path, *nox_args: str, backend: str) -> None:
     """Run the generated repo's noxfile with this nox, its environments in this session's folder.
 
-    In CI (CI is set) nothing reuses them, and with torch in each they add up to ~15 GB: they are
-    deleted when the session ends."""
+    In CI (CI is set; .ci/run sets it) nothing reuses them, and with torch in each they take 4 GB
+    (6 GB with JAX) a session: they are deleted when the session ends."""
     envdir = workdir(session) / "envs"
     try:
         session.run(
