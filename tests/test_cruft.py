@@ -96,14 +96,32 @@ def test_cruft_check_and_update_bring_a_new_release(tmp_path: Path) -> None:
     assert cruft(repo, "check").returncode == 0
 
 
-@pytest.mark.parametrize("layout", ["single", "split"])
-def test_cruft_update_refuses_a_layout_change(layout: str, tmp_path: Path) -> None:
-    """`--variables-to-update` with the other layout would delete this layout's files, edits and
-    all: the hook refuses with copier's message, and the repo stays as it was."""
+@pytest.mark.parametrize(
+    ("combination", "change", "refusal"),
+    [
+        (
+            Combination("single", jax=False),
+            {"layout": "split"},
+            "This repo has the single layout and an update cannot change it",
+        ),
+        (
+            Combination("split", jax=False),
+            {"layout": "single"},
+            "This repo has the split layout and an update cannot change it",
+        ),
+        (Combination("split", jax=True), {"jax": False}, "This repo has JAX and an update cannot switch it off"),
+    ],
+    ids=["single-to-split", "split-to-single", "jax-off"],
+)
+def test_cruft_update_refuses_a_destructive_answer_change(
+    combination: Combination, change: dict[str, object], refusal: str, tmp_path: Path
+) -> None:
+    """`--variables-to-update` with the other layout, or without JAX, would delete files, edits
+    and all: the hook refuses with copier's message, and the repo stays as it was."""
     template = snapshot_template(tmp_path / "template", tag="v1.0.0")
-    repo = cruft_create(template, tmp_path / "out", Combination(layout, jax=False))
+    repo = cruft_create(template, tmp_path / "out", combination)
     commit_all(repo, "generated with cruft", init=True)
-    numpy_file = "softmax.py" if layout == "single" else "softmax/numpy_impl.py"
+    numpy_file = "softmax.py" if combination.layout == "single" else "softmax/numpy_impl.py"
     edit(repo / "src" / "my_research_project" / numpy_file, "def _softmax_numpy(", "# eq. (3)\ndef _softmax_numpy(")
     commit_all(repo, "research")
     edit(template / "template" / WORKFLOW, "runs-on: ubuntu-latest", "runs-on: ubuntu-24.04")
@@ -111,11 +129,10 @@ def test_cruft_update_refuses_a_layout_change(layout: str, tmp_path: Path) -> No
     git(template, "tag", "v2.0.0")
     before = tree(repo)
 
-    other = "split" if layout == "single" else "single"
-    refused = cruft(repo, "update", "--skip-apply-ask", "--variables-to-update", json.dumps({"layout": other}))
+    refused = cruft(repo, "update", "--skip-apply-ask", "--variables-to-update", json.dumps(change))
     assert refused.returncode != 0
-    assert f"This repo has the {layout} layout and an update cannot change it" in refused.stderr
+    assert refusal in refused.stderr
     assert "--variables-to-update" in refused.stderr
     assert tree(repo) == before
     assert not git(repo, "status", "--porcelain")
-    assert cruft(repo, "update", "--skip-apply-ask").returncode == 0  # keeping the layout still updates
+    assert cruft(repo, "update", "--skip-apply-ask").returncode == 0  # keeping the answers still updates

@@ -1,6 +1,7 @@
 """`copier update` with a changed answer: switching JAX on brings the template's JAX pieces and keeps
-the suite green; a layout change is refused before anything is written, by the oldest supported
-copier too. The repos and the two template releases are those of test_update.py (conftest.py).
+the suite green; a layout change, or switching JAX off, is refused before anything is written (the
+layout change by the oldest supported copier too). The repos and the two template releases are
+those of test_update.py (conftest.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.render import BIN, COPIER_YML, Combination, generate, git, run, tree
+from tests.render import BIN, COPIER_YML, Combination, commit_all, generate, git, run, tree
 from tests.updating import ENGINES, PACKAGE, conflicted_files, copier_update, user_changes
 
 pytestmark = pytest.mark.slow
@@ -82,6 +83,26 @@ def test_a_layout_change_is_refused_before_anything_is_written(v2: dict[str, Pat
     assert not git(repo, "status", "--porcelain")
     copier_update(repo)  # the same repo still updates when the layout stays
     assert all(change.applied(repo) for change in user_changes(Combination(layout, jax=False)))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_switching_jax_off_is_refused_before_anything_is_written(
+    template_v1: Path, engine: str, tmp_path: Path
+) -> None:
+    """It would delete the worked examples' JAX ports and break the user's modules that import
+    `is_jax_array` (a scaffolded one here): copier must stop before it writes."""
+    repo = generate(template_v1, engine, tmp_path, Combination("split", jax=True))
+    run([BIN / "python", "scripts/new_algorithm.py", "huber", "prediction", "target"], cwd=repo)
+    commit_all(repo, "scaffold")
+    before = tree(repo)
+    result = copier_update(repo, "--data", "jax=false", check=False)
+
+    assert result.returncode != 0
+    assert "This repo has JAX and an update cannot switch it off" in result.stderr
+    assert "Keep jax=true" in result.stderr
+    assert tree(repo) == before, "the refused update changed files"
+    assert not git(repo, "status", "--porcelain")
+    copier_update(repo, "--data", "jax=true")  # keeping JAX still updates
 
 
 def test_the_oldest_copier_refuses_a_layout_change_too(template_v1: Path, tmp_path: Path) -> None:
