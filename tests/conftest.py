@@ -116,6 +116,9 @@ def repos(template_v1: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
             repo = generate(template_v1, engine, tmp_path_factory.mktemp(f"{engine}-{layout}-relayout"), combination)
             work_on(repo, combination)
             made[f"{engine}-{layout}-relayout"] = repo
+    renamed = generate(template_v1, "copier", tmp_path_factory.mktemp("rename"), COMBINATIONS[0])
+    work_on(renamed, COMBINATIONS[0])
+    made["copier-single-rename"] = renamed  # then renamed as the generated README says
     conflicting = generate(template_v1, "copier", tmp_path_factory.mktemp("conflict"), COMBINATIONS[0])
     Edit(WORKFLOW, "runs-on: ubuntu-latest", "runs-on: ubuntu-22.04  # our cluster's image").apply(conflicting)
     commit_all(conflicting, "pin the runner image")

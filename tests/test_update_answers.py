@@ -17,8 +17,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.render import BIN, COPIER_YML, Combination, commit_all, generate, git, run, tree
-from tests.updating import ENGINES, PACKAGE, conflicted_files, copier_update, user_changes
+from tests.render import BIN, COPIER_YML, Combination, generate, git, run, tree
+from tests.updating import (
+    CONVENTION_CHANGES,
+    ENGINES,
+    PACKAGE,
+    Edit,
+    conflicted_files,
+    copier_update,
+    user_changes,
+    work_on,
+)
 
 pytestmark = pytest.mark.slow
 RESEARCH = COPIER_YML["_skip_if_exists"]  # the files copier.yml leaves to the user
@@ -86,23 +95,59 @@ def test_a_layout_change_is_refused_before_anything_is_written(v2: dict[str, Pat
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_switching_jax_off_is_refused_before_anything_is_written(
-    template_v1: Path, engine: str, tmp_path: Path
+@pytest.mark.parametrize(
+    ("combination", "change", "refusal"),
+    [
+        (Combination("split", jax=True), "jax=false", "This repo has JAX and an update cannot switch it off"),
+        (Combination("single", jax=False), "package_name=paper", "This repo's package is my_research_project"),
+    ],
+    ids=["jax-off", "package-renamed"],
+)
+def test_a_destructive_answer_change_is_refused_before_anything_is_written(
+    template_v1: Path, engine: str, combination: Combination, change: str, refusal: str, tmp_path: Path
 ) -> None:
-    """It would delete the worked examples' JAX ports and break the user's modules that import
-    `is_jax_array` (a scaffolded one here): copier must stop before it writes."""
-    repo = generate(template_v1, engine, tmp_path, Combination("split", jax=True))
-    run([BIN / "python", "scripts/new_algorithm.py", "huber", "prediction", "target"], cwd=repo)
-    commit_all(repo, "scaffold")
+    """Switching JAX off would delete JAX ports and break the modules that import `is_jax_array`;
+    a new package name would leave the user's modules in the old package: copier must stop before
+    it writes, and say what to keep."""
+    repo = generate(template_v1, engine, tmp_path, combination)
+    work_on(repo, combination)  # a scaffolded algorithm among them
     before = tree(repo)
-    result = copier_update(repo, "--data", "jax=false", check=False)
+    result = copier_update(repo, "--data", change, check=False)
 
     assert result.returncode != 0
-    assert "This repo has JAX and an update cannot switch it off" in result.stderr
-    assert "Keep jax=true" in result.stderr
+    assert refusal in result.stderr
+    assert f"Keep {change.partition('=')[0]}=" in result.stderr
     assert tree(repo) == before, "the refused update changed files"
     assert not git(repo, "status", "--porcelain")
-    copier_update(repo, "--data", "jax=true")  # keeping JAX still updates
+    copier_update(repo)  # keeping the answers still updates
+
+
+def test_the_readme_s_rename_keeps_every_line_and_updates_cleanly(v2: dict[str, Path]) -> None:
+    """The generated README's "Rename the package" steps, run as written: the suite passes under
+    the new name, the user's export and edits survive, and the next update merges cleanly."""
+    repo = v2["copier-single-rename"]
+    section = (repo / "README.md").read_text(encoding="utf-8").split("\n#### Rename the package\n", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, flags=re.DOTALL)
+    assert block, 'no bash block under "Rename the package"'
+    identity = {
+        f"GIT_{who}_{what}": value
+        for who in ("AUTHOR", "COMMITTER")
+        for what, value in (("NAME", "Test"), ("EMAIL", "test@example.org"))
+    }
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", PYTHONPATH="src", **identity)
+    run(["bash", "-euo", "pipefail", "-c", block.group(1)], cwd=repo, env=env)
+
+    assert not (repo / "src" / PACKAGE).exists()
+    assert "from .kernel_density import kernel_density" in (repo / "src/paper_code/__init__.py").read_text()
+    copier_update(repo)
+    assert not conflicted_files(repo)
+    assert not list(repo.glob(f"src/{PACKAGE}"))
+    renamed = [
+        Edit(edit.path.replace(PACKAGE, "paper_code"), edit.old, edit.new)
+        for edit in user_changes(Combination("single", jax=False))
+    ]
+    assert all(edit.applied(repo) for edit in renamed)
+    assert all(change.applied(repo) for change in CONVENTION_CHANGES), "v2.0.0 did not arrive"
 
 
 def test_the_oldest_copier_refuses_a_layout_change_too(template_v1: Path, tmp_path: Path) -> None:
