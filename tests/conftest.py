@@ -20,7 +20,7 @@ from tests.render import (
     render_copier,
     snapshot_template,
 )
-from tests.updating import CONVENTION_CHANGES, ENGINES, WORKFLOW, Edit, work_on
+from tests.updating import CONVENTION_CHANGES, ENGINES, WORKFLOW, Edit, drop_softmax, work_on
 
 
 @pytest.fixture(autouse=True)
@@ -116,6 +116,11 @@ def repos(template_v1: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
             repo = generate(template_v1, engine, tmp_path_factory.mktemp(f"{engine}-{layout}-relayout"), combination)
             work_on(repo, combination)
             made[f"{engine}-{layout}-relayout"] = repo
+    for layout in ("single", "split"):
+        combination = Combination(layout, jax=False)
+        repo = generate(template_v1, "copier", tmp_path_factory.mktemp(f"{layout}-deleted"), combination)
+        drop_softmax(repo, combination)
+        made[f"copier-{layout}-deleted"] = repo
     renamed = generate(template_v1, "copier", tmp_path_factory.mktemp("rename"), COMBINATIONS[0])
     work_on(renamed, COMBINATIONS[0])
     made["copier-single-rename"] = renamed  # then renamed as the generated README says

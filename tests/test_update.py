@@ -43,6 +43,18 @@ def test_conventions_arrive_and_user_work_stays(v2: dict[str, Path], engine: str
     assert not list(repo.rglob("*.rej"))
 
 
+@pytest.mark.parametrize("layout", ["single", "split"])
+def test_a_deleted_worked_example_stays_deleted(v2: dict[str, Path], layout: str) -> None:
+    """copier recreates a missing `_skip_if_exists` file; the worked examples' implementations are
+    left out of updates instead, so the user's deletion holds."""
+    repo = v2[f"copier-{layout}-deleted"]
+    copier_update(repo)
+
+    assert all(change.applied(repo) for change in CONVENTION_CHANGES), "v2.0.0 did not arrive"
+    assert not list(repo.rglob("*softmax*")), "the update brought the deleted example back"
+    assert not conflicted_files(repo)
+
+
 def test_a_conflicting_edit_leaves_markers_that_pre_commit_refuses(v2: dict[str, Path], tmp_path: Path) -> None:
     repo = v2["conflict"]
     copier_update(repo)  # copier exits 0 on a conflict

@@ -9,6 +9,7 @@ test_update.py and test_update_answers.py.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,19 @@ def work_on(repo: Path, combination: Combination) -> None:
     for change in user_changes(combination):
         change.apply(repo)
     commit_all(repo, "research")
+
+
+def drop_softmax(repo: Path, combination: Combination) -> None:
+    """What many researchers do first: delete a worked example, its tests and its export."""
+    module = repo / "src" / PACKAGE / ("softmax.py" if combination.layout == "single" else "softmax")
+    if module.is_dir():
+        shutil.rmtree(module)
+    else:
+        module.unlink()
+    (repo / "tests" / "test_softmax.py").unlink()
+    Edit(f"src/{PACKAGE}/__init__.py", "from .softmax import softmax\n", "").apply(repo)
+    Edit(f"src/{PACKAGE}/__init__.py", '"cross_entropy", "softmax"', '"cross_entropy"').apply(repo)
+    commit_all(repo, "drop the softmax example")
 
 
 def copier_update(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
