@@ -116,11 +116,10 @@ def repos(template_v1: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
             repo = generate(template_v1, engine, tmp_path_factory.mktemp(f"{engine}-{layout}-relayout"), combination)
             work_on(repo, combination)
             made[f"{engine}-{layout}-relayout"] = repo
-    for layout in ("single", "split"):
-        combination = Combination(layout, jax=False)
-        repo = generate(template_v1, "copier", tmp_path_factory.mktemp(f"{layout}-deleted"), combination)
+    for combination in [Combination("single", jax=False), Combination("split", jax=True)]:
+        repo = generate(template_v1, "copier", tmp_path_factory.mktemp(f"{combination.id}-deleted"), combination)
         drop_softmax(repo, combination)
-        made[f"copier-{layout}-deleted"] = repo
+        made[f"copier-{combination.id}-deleted"] = repo
     renamed = generate(template_v1, "copier", tmp_path_factory.mktemp("rename"), COMBINATIONS[0])
     work_on(renamed, COMBINATIONS[0])
     made["copier-single-rename"] = renamed  # then renamed as the generated README says

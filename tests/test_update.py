@@ -43,11 +43,11 @@ def test_conventions_arrive_and_user_work_stays(v2: dict[str, Path], engine: str
     assert not list(repo.rglob("*.rej"))
 
 
-@pytest.mark.parametrize("layout", ["single", "split"])
-def test_a_deleted_worked_example_stays_deleted(v2: dict[str, Path], layout: str) -> None:
+@pytest.mark.parametrize("combination_id", ["single", "split-jax"])
+def test_a_deleted_worked_example_stays_deleted(v2: dict[str, Path], combination_id: str) -> None:
     """copier recreates a missing `_skip_if_exists` file; the worked examples' implementations are
-    left out of updates instead, so the user's deletion holds."""
-    repo = v2[f"copier-{layout}-deleted"]
+    left out of updates instead, so the user's deletion holds (JAX port included)."""
+    repo = v2[f"copier-{combination_id}-deleted"]
     copier_update(repo)
 
     assert all(change.applied(repo) for change in CONVENTION_CHANGES), "v2.0.0 did not arrive"
