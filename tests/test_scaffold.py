@@ -74,6 +74,34 @@ def test_refuses_bad_signatures_writing_nothing(
     assert tree(repo) == before
 
 
+@pytest.mark.parametrize(
+    ("exports", "edited"),
+    [
+        ('__all__ = [\n    "cross_entropy",\n    "softmax",  # the worked example\n]\n', False),
+        ('__all__ = [\n    "cross_entropy",\n    "softmax",\n]\n', True),
+    ],
+    ids=["commented", "one-per-line"],
+)
+def test_export_keeps_every_line_of_the_user_s_init(
+    rendered: Render, tmp_path: Path, exports: str, edited: bool
+) -> None:
+    """The scaffold rewrites `__all__` to add the new name; where that would drop a comment it
+    leaves `__init__.py` as it is and says what to add by hand."""
+    repo = Path(shutil.copytree(rendered("cookiecutter", SPLIT_JAX), tmp_path / "repo"))
+    init = repo / "src" / PACKAGE / "__init__.py"
+    text = init.read_text(encoding="utf-8").replace('__all__ = ["cross_entropy", "softmax"]\n', exports)
+    init.write_text(text, encoding="utf-8")
+    result = new_algorithm(repo, "huber", "prediction", "target")
+
+    assert result.returncode == 0, result.stderr
+    assert (repo / "tests" / "test_huber.py").is_file()
+    if edited:
+        assert '__all__ = ["cross_entropy", "huber", "softmax"]\n' in init.read_text(encoding="utf-8")
+    else:
+        assert init.read_text(encoding="utf-8") == text
+        assert 'add `from .huber import huber` and "huber" to its __all__ yourself' in result.stderr
+
+
 def test_help_shows_a_complete_example(rendered: Render) -> None:
     shown = new_algorithm(rendered("cookiecutter", SPLIT_JAX), "--help").stdout
     assert "new_algorithm.py attention q k v --param 'scale: float | None = None'" in shown

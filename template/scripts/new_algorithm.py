@@ -357,7 +357,8 @@ def export(init: Path, name: str) -> bool:
     """Add `from .name import name` and "name" to `__all__` in the package's `__init__.py`.
 
     Handles the file as generated: single-line relative imports and a list of strings in
-    `__all__`, both kept sorted. Returns False, changing nothing, for any other shape.
+    `__all__`, both kept sorted. Returns False, changing nothing, for any other shape, and where
+    `__all__` carries a comment, which rewriting it would drop.
     """
     text = init.read_text(encoding="utf-8")
     body = ast.parse(text).body
@@ -376,6 +377,9 @@ def export(init: Path, name: str) -> bool:
     if last - first + 1 != len(imports) or exported[0].lineno < last:
         return False
     lines = text.splitlines(keepends=True)
+    start, end = exported[0].lineno, exported[0].end_lineno or exported[0].lineno
+    if any("#" in line for line in lines[start - 1 : end]):
+        return False
     import_lines = sorted({*lines[first - 1 : last], f"from .{name} import {name}\n"}, key=natural)
     assert isinstance(exported[0].value, ast.List)
     current = [
@@ -385,7 +389,6 @@ def export(init: Path, name: str) -> bool:
     ]
     names = sorted({*current, name}, key=natural)
     all_text = fit("__all__ = [" + ", ".join(f'"{item}"' for item in names) + "]") + "\n"
-    start, end = exported[0].lineno, exported[0].end_lineno or exported[0].lineno
     new = [*lines[: first - 1], *import_lines, *lines[last : start - 1], all_text, *lines[end:]]
     init.write_text("".join(new), encoding="utf-8")
     return True
