@@ -54,7 +54,6 @@ COMBINATION_IDS = [layout + ("-jax" if jax else "") for layout, jax in COMBINATI
 # in one process and in two (torchrun).
 GENERATED_SESSIONS = ["lint", "typecheck", "tests", "train", "train_distributed"]
 GENERATED_NOXFILE = ROOT / "template" / "noxfile.py"
-INSTALL_STEPS_TEST = "tests/test_readme_install.py"  # its own session: `install_steps`
 
 
 def load(path: Path) -> ModuleType:
@@ -218,12 +217,10 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the template's test suite, all but the README's install steps (session `install_steps`).
-
-    Options after `--` replace that default: `nox -s tests -- -k update` runs what they select."""
+    """Run the template's own test suite (pass pytest options after `--`)."""
     install_torch(session)
     session.install(*nox.project.dependency_groups(PYPROJECT, "test"))
-    session.run("python", "-m", "pytest", *(session.posargs or ["--ignore", INSTALL_STEPS_TEST]))
+    session.run("python", "-m", "pytest", *session.posargs)
 
 
 @nox.session
@@ -238,16 +235,6 @@ def generated(session: nox.Session, layout: str, jax: bool) -> None:
     backend = session.venv_backend if index_url else "virtualenv"
     # Options after `--` replace the session list: `-- -s tests -- -x` runs its tests, stopping early.
     run_generated(session, project, *(session.posargs or ["-s", *GENERATED_SESSIONS]), backend=backend)
-
-
-@nox.session
-def install_steps(session: nox.Session) -> None:
-    """Run the generated README's install steps as written, in a fresh venv of each supported Python.
-
-    A session of its own, last in the list, so that it runs on the worker the generated repos
-    leave free before `tests` ends (README: "Developing the template")."""
-    session.install(*(requirement("test", name) for name in ("pytest", "pyyaml", "cookiecutter")))
-    session.run("python", "-m", "pytest", INSTALL_STEPS_TEST, *session.posargs)
 
 
 # Opt-in sessions (default=False): focused, or for a GPU machine -----------------------------------
