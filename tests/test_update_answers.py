@@ -1,7 +1,8 @@
 """`copier update` with a changed answer: switching JAX on brings the template's JAX pieces and keeps
-the suite green; a layout change, or switching JAX off, is refused before anything is written (the
-layout change by the oldest supported copier too). The repos and the two template releases are
-those of test_update.py (conftest.py).
+the suite green; a layout change, a new package name or switching JAX off is refused before anything
+is written (the layout change by the oldest supported copier too), and the generated README's
+rename steps work. The repos and the two template releases are those of test_update.py
+(conftest.py).
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ def test_the_readme_s_rename_keeps_every_line_and_updates_cleanly(v2: dict[str, 
     assert "from .kernel_density import kernel_density" in (repo / "src/paper_code/__init__.py").read_text()
     copier_update(repo)
     assert not conflicted_files(repo)
-    assert not list(repo.glob(f"src/{PACKAGE}"))
+    assert not (repo / "src" / PACKAGE).exists(), "the update brought the old package back"
     renamed = [
         Edit(edit.path.replace(PACKAGE, "paper_code"), edit.old, edit.new)
         for edit in user_changes(Combination("single", jax=False))
