@@ -222,15 +222,10 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the template's own test suite (pass pytest options after `--`; `-- -n 0` runs it in one
-    process, as `--pdb` needs).
-
-    One pytest worker per CPU, a test file to a worker (pytest-xdist): a file's tests share the
-    renders and environments they build once. The suite is the longest session; run in one process,
-    it leaves a CPU idle once the sessions beside it end (README: "Speed")."""
+    """Run the template's own test suite (pass pytest options after `--`)."""
     install_torch(session)
     session.install(*nox.project.dependency_groups(PYPROJECT, "test"))
-    session.run("python", "-m", "pytest", "--numprocesses=logical", "--dist=loadfile", *session.posargs)
+    session.run("python", "-m", "pytest", *session.posargs)
 
 
 @nox.session
