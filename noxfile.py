@@ -42,11 +42,6 @@ nox.options.reuse_venv = "yes"
 # that time things, or share a GPU, set allow_parallel=False; `-j 1` runs one at a time.
 nox.options.parallel = 2
 nox.options.allow_parallel = True
-# Every environment made here serves a run or two. pip compiles each module it installs to bytecode
-# (torch: 8 s of CPU an install, 18 installs in a `nox`), where Python compiles only what a run
-# imports. The generated repos' nox and the tests' own environments inherit this. (pip reads
-# PIP_COMPILE=0 as `--no-compile`.)
-os.environ.setdefault("PIP_COMPILE", "0")
 
 ROOT = Path(__file__).resolve().parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
