@@ -47,7 +47,7 @@ def test_dispatch(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("jax")
     # split-jax: the implementations live in their own modules, JAX's imported on its first call.
-    options = ["--calls", "2000", "--rounds", "3", "--combinations", "split-jax"]
+    options = ["--calls", "2000", "--rounds", "21", "--combinations", "split-jax"]
     results = benchmark(tmp_path / "results", "--sections", "dispatch", *options)
     reports = results["dispatch"]["split-jax"]
     assert set(reports) == {"softmax", "cross_entropy"}
