@@ -4,12 +4,14 @@ the repos that test_update.py and test_update_answers.py update from v1.0.0 to v
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.render import (
     COMBINATIONS,
+    COPIER_YML,
     Combination,
     Render,
     commit_all,
@@ -18,6 +20,7 @@ from tests.render import (
     only_child,
     render_cookiecutter,
     render_copier,
+    run,
     snapshot_template,
 )
 from tests.updating import CONVENTION_CHANGES, ENGINES, WORKFLOW, Edit, drop_softmax, work_on
@@ -76,6 +79,15 @@ def repo(rendered: Render, combination: Combination, tmp_path: Path) -> Path:
 def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One mypy cache for the session: torch's stubs are analysed once (~30 s), not per repo."""
     return tmp_path_factory.mktemp("mypy-cache")
+
+
+@pytest.fixture(scope="session")
+def oldest_copier(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `copier` command of the oldest release copier.yml admits (`_min_copier_version`)."""
+    venv = tmp_path_factory.mktemp("oldest-copier")
+    run([sys.executable, "-m", "venv", venv])
+    run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", f"copier=={COPIER_YML['_min_copier_version']}"])
+    return venv / "bin" / "copier"
 
 
 @pytest.fixture(scope="session")

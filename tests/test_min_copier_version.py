@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.render import COMBINATIONS, COPIER_YML, Render, run, tree
+from tests.render import COMBINATIONS, Render, run, tree
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def oldest_copier(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    venv = tmp_path_factory.mktemp("oldest-copier")
-    run([sys.executable, "-m", "venv", venv])
-    run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", f"copier=={COPIER_YML['_min_copier_version']}"])
-    return venv / "bin" / "copier"
 
 
 def test_oldest_copier_renders_the_same_repo(

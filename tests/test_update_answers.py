@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
@@ -151,14 +150,11 @@ def test_the_readme_s_rename_keeps_every_line_and_updates_cleanly(v2: dict[str, 
     assert all(change.applied(repo) for change in CONVENTION_CHANGES), "v2.0.0 did not arrive"
 
 
-def test_the_oldest_copier_refuses_a_layout_change_too(template_v1: Path, tmp_path: Path) -> None:
+def test_the_oldest_copier_refuses_a_layout_change_too(oldest_copier: Path, template_v1: Path, tmp_path: Path) -> None:
     """The refusal relies on `_external_data` and `_folder_name`: copier.yml's minimum has both."""
-    venv = tmp_path / "oldest-copier"
-    run([sys.executable, "-m", "venv", venv])
-    run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", f"copier=={COPIER_YML['_min_copier_version']}"])
     repo = generate(template_v1, "copier", tmp_path / "out", Combination("split", jax=False))
     before = tree(repo)
-    command = [str(venv / "bin" / "copier"), "update", "--defaults", "--quiet", "--data", "layout=single"]
+    command = [str(oldest_copier), "update", "--defaults", "--quiet", "--data", "layout=single"]
     result = subprocess.run(command, cwd=repo, capture_output=True, text=True, check=False)
     assert result.returncode != 0
     assert "This repo has the split layout and an update cannot change it" in result.stderr
