@@ -50,9 +50,14 @@ QUESTIONS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
 COMBINATIONS = [(layout, jax) for layout in QUESTIONS["layout"] for jax in (False, True)]
 COMBINATION_IDS = [layout + ("-jax" if jax else "") for layout, jax in COMBINATIONS]
 
-# What `generated(...)` runs in each rendered repo: its default sessions and the training example,
-# in one process and in two (torchrun).
-GENERATED_SESSIONS = ["lint", "typecheck", "tests", "train", "train_distributed"]
+# What `generated(...)` runs in a rendered repo, each session in a fresh environment with a real
+# install. split-jax, which has every file: the default sessions and the training example, in one
+# process and in two (torchrun). The others: the tests, on the installed package. The tests session
+# covers the rest there in one shared environment: ruff and mypy on every combination, the training
+# example in both layouts.
+GENERATED_SESSIONS = {combination: ["tests"] for combination in COMBINATIONS} | {
+    ("split", True): ["lint", "typecheck", "tests", "train", "train_distributed"]
+}
 GENERATED_NOXFILE = ROOT / "template" / "noxfile.py"
 
 
@@ -220,13 +225,15 @@ def tests(session: nox.Session) -> None:
     """Run the template's own test suite (pass pytest options after `--`)."""
     install_torch(session)
     session.install(*nox.project.dependency_groups(PYPROJECT, "test"))
-    session.run("python", "-m", "pytest", *session.posargs)
+    # One pytest worker per CPU, each taking whole test files (which share renders and fixtures);
+    # `-- -n 0` runs in one process.
+    session.run("python", "-m", "pytest", "--numprocesses=logical", "--dist=loadfile", *session.posargs)
 
 
 @nox.session
 @nox.parametrize(("layout", "jax"), COMBINATIONS, ids=COMBINATION_IDS)
 def generated(session: nox.Session, layout: str, jax: bool) -> None:
-    """Render a combination; run its own lint, typecheck, tests and train sessions on the CPU."""
+    """Render a combination; run its own sessions on the CPU: all in split-jax, the tests elsewhere."""
     session.install(requirement("test", "cookiecutter"))
     project = render(session, layout, jax, workdir(session) / "render")
     # Where torch comes from pip's configuration, the generated repo installs with pip: uv ignores it.
@@ -234,7 +241,8 @@ def generated(session: nox.Session, layout: str, jax: bool) -> None:
     session.env["TORCH_INDEX_URL"] = index_url
     backend = session.venv_backend if index_url else "virtualenv"
     # Options after `--` replace the session list: `-- -s tests -- -x` runs its tests, stopping early.
-    run_generated(session, project, *(session.posargs or ["-s", *GENERATED_SESSIONS]), backend=backend)
+    sessions = ["-s", *GENERATED_SESSIONS[layout, jax]]
+    run_generated(session, project, *(session.posargs or sessions), backend=backend)
 
 
 # Opt-in sessions (default=False): focused, or for a GPU machine -----------------------------------
