@@ -56,7 +56,9 @@ def test_dispatch(tmp_path: Path) -> None:
         for entry in by_backend.values():
             stubbed, real = entry["dispatch"], entry["real"]
             assert 0 < stubbed["direct_ns"] < 10_000
-            assert -1_000 < stubbed["difference_ns"] < 10_000  # a few hundred ns at most, give or take noise
+            # A few us at most (JAX's is the slowest), with room for a loaded machine: the targets are
+            # the benchmark's to judge, not this test's.
+            assert -1_000 < stubbed["difference_ns"] < 50_000
             assert real["direct_ns"] > stubbed["direct_ns"]  # a real softmax costs more than a stub
     names = [target["name"] for target in results["targets"]]
     assert names == [

@@ -86,7 +86,8 @@ def require_floating(function: Callable[..., object], **operands: object) -> Non
             floating = value.dtype.kind == "f"
 {%- if cookiecutter.jax %}
         elif is_jax_array(value):
-            floating = "float" in value.dtype.name  # bfloat16 included, whose kind is "V"
+            # bfloat16's kind is "V"; the name is read only then, as it takes microseconds.
+            floating = value.dtype.kind == "f" or "float" in value.dtype.name
 {%- endif %}
         else:
             continue
