@@ -25,7 +25,7 @@ import pytest
 
 from tests.render import BIN, COMBINATIONS, Combination, Render, only_child, render_cookiecutter, run
 from tests.scaffolded import COMMANDS
-from tests.torch_index import torch_index_url
+from tests.torch_index import TORCH_INDEX_HOST, resolves
 
 PACKAGE = "my_research_project"  # from the default answers
 ALGORITHMS = ("softmax", "cross_entropy")
@@ -100,9 +100,10 @@ def test_import_does_not_import_jax(rendered: Render, combination: Combination, 
 
 @pytest.mark.slow
 def test_nox_tests_session_reinstalls_only_what_changed(rendered: Render, tmp_path: Path) -> None:
-    # The inner loop: run the tests, run them again, edit a port, run them again.
+    # The inner loop: run the tests, run them again, edit a port, run them again. TORCH_INDEX_URL
+    # is the user's, or unset: then the noxfile chooses the torch index itself.
     repo = Path(shutil.copytree(rendered("cookiecutter", COMBINATIONS[0]), tmp_path / "repo"))
-    env = {**environment(repo), "TORCH_INDEX_URL": torch_index_url()}
+    env = environment(repo)
     env.pop("PYTHONPATH")
 
     def nox_tests() -> subprocess.CompletedProcess[str]:
@@ -111,6 +112,10 @@ def test_nox_tests_session_reinstalls_only_what_changed(rendered: Render, tmp_pa
 
     first = nox_tests()
     assert first.returncode == 0, first.stdout + first.stderr
+    if "TORCH_INDEX_URL" not in env and not resolves(TORCH_INDEX_HOST):
+        # As on an offline cluster with a mirror: torch from pip's configuration, decided at once.
+        assert f"torch from pip's own index and configuration ({TORCH_INDEX_HOST} does not resolve)" in first.stderr
+        assert "Creating virtual environment (virtualenv)" in first.stderr
     again = nox_tests()
     assert again.returncode == 0, again.stdout + again.stderr
     assert "nothing to install" in again.stderr

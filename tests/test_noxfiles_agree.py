@@ -3,7 +3,8 @@ one decide alike.
 
 The generated repo must stand alone, so its noxfile keeps its own copy of the rule: TORCH_INDEX_URL
 as set; unset, PyTorch's CPU index where its host resolves, else "" (pip's own configuration, as on
-an offline cluster), decided at once instead of after pip's retries.
+an offline cluster), decided at once instead of after pip's retries. A real `nox -s tests` on such
+a machine is test_generated_repo.py's inner-loop test.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.render import BIN, COMBINATIONS, ROOT, Render
+from tests.render import COMBINATIONS, ROOT, Render
 
 GENERATED_NOXFILE = ROOT / "template" / "noxfile.py"  # plain Python: no Jinja in it
 HOST = "download.pytorch.org"
@@ -149,25 +150,3 @@ def test_an_offline_machine_falls_back_at_once(repo: Path) -> None:
     assert chosen == {"index": "", "backend": "virtualenv"}
     assert elapsed < 10, f"deciding took {elapsed:.1f} s"
     print(f"offline: decided in {elapsed:.2f} s, Python's start and the noxfile's imports included")
-
-
-@pytest.mark.slow
-def test_nox_tests_installs_from_pips_configuration_where_pytorch_does_not_resolve(repo: Path, tmp_path: Path) -> None:
-    """`nox -s tests` with TORCH_INDEX_URL unset on a machine that reaches its package index but not
-    PyTorch's (as an offline cluster with a mirror does): torch comes from pip's configuration."""
-    try:
-        socket.getaddrinfo(HOST, 443)
-    except OSError:
-        pass
-    else:
-        pytest.skip(f"{HOST} resolves here: this run needs a machine where it does not")
-    work = Path(shutil.copytree(repo, tmp_path / "repo"))
-    env = {key: value for key, value in os.environ.items() if not key.startswith("TORCH_")}
-    command = [str(BIN / "nox"), "-s", "tests", "--", "-q", "-x", "-p", "no:cacheprovider"]
-    started = time.perf_counter()
-    result = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - started
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert f"torch from pip's own index and configuration ({HOST} does not resolve)" in result.stderr
-    assert "Creating virtual environment (virtualenv)" in result.stderr
-    print(f"nox -s tests, {HOST} unresolvable: {elapsed:.0f} s")
