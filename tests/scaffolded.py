@@ -4,7 +4,7 @@ researcher would: what the scaffold's and the planted-bug tests share.
 `attention(q, k, v, scale)` has three operands with related shapes and an optional parameter;
 `logsumexp(x, axis)` one operand and an axis; `huber(prediction, target, delta)` two operands of
 one shape (the scaffold's default), 0-d included, and a float parameter. Their implementations
-replace the stubs' bodies, and attention's test declares how q, k and v relate, in its `SHAPES`.
+replace the stubs' bodies; attention's operands are scaffolded with their axes (q:...ld k:...sd v:...se).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from tests.render import Combination, run
 
 PACKAGE = "my_research_project"  # from the default answers
 COMMANDS = {
-    "attention": ["attention", "q", "k", "v", "--param", "scale: float | None = None"],
+    "attention": ["attention", "q:...ld", "k:...sd", "v:...se", "--param", "scale: float | None = None"],
     "logsumexp": ["logsumexp", "x", "--param", "axis: int = -1"],
     "huber": ["huber", "prediction", "target", "--param", "delta: float = 1.0"],
 }
@@ -73,11 +73,6 @@ IMPLEMENTATIONS = {
     return jnp.mean(losses)""",
     },
 }
-# Attention's operands: q (..., L, d), k (..., S, d), v (..., S, e).
-RELATED_SHAPES = (
-    'SHAPES = {"q": "...", "k": "...", "v": "..."}',
-    'SHAPES = {"q": "...ld", "k": "...sd", "v": "...se"}',
-)
 
 
 # Runs attention's tests under seeds START to STOP in one process (imports and JAX's compilations
@@ -135,10 +130,8 @@ def replace_once(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
-def implement(repo: Path, combination: Combination, algorithm: str) -> None:
-    """Write every stub of a scaffolded `algorithm`, and declare its shapes."""
-    for backend in BACKENDS[: 3 if combination.jax else 2]:
+def implement(repo: Path, combination: Combination, algorithm: str, backends: tuple[str, ...] = BACKENDS) -> None:
+    """Write the stubs of a scaffolded `algorithm` for `backends` (those the combination has)."""
+    for backend in [backend for backend in BACKENDS[: 3 if combination.jax else 2] if backend in backends]:
         stub = STUB.format(algorithm=algorithm, backend=backend, what=WHAT[backend])
         replace_once(source(repo, combination, algorithm, backend), stub, IMPLEMENTATIONS[algorithm][backend])
-    if algorithm == "attention":
-        replace_once(repo / "tests" / "test_attention.py", *RELATED_SHAPES)

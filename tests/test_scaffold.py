@@ -59,6 +59,9 @@ REFUSED = [
     (["attention", "x", "--param", "scale: Tensor = 1.0"], "does not import Tensor"),
     (["attention", "x", "--param", "scale: float = math.pi"], "the default must be a Python literal"),
     (["attention", "x", "--param", "torch: int = 1"], "parameter 'torch' would shadow"),
+    (["attention", "x", "--param", "data: int = 1"], "parameter 'data' would shadow"),
+    (["rms_norm", "x:..d"], "operand 'x:..d': write NAME:AXES with AXES '...'"),
+    (["rms_norm", "x:...dd"], "one letter per axis, each once"),
 ]
 
 
@@ -104,7 +107,7 @@ def test_export_keeps_every_line_of_the_user_s_init(
 
 def test_help_shows_a_complete_example(rendered: Render) -> None:
     shown = new_algorithm(rendered("cookiecutter", SPLIT_JAX), "--help").stdout
-    assert "new_algorithm.py attention q k v --param 'scale: float | None = None'" in shown
+    assert "new_algorithm.py attention q:...ld k:...sd v:...se --param 'scale: float | None = None'" in shown
 
 
 def defined_functions(paths: list[Path]) -> list[str]:
@@ -164,19 +167,22 @@ def test_scaffolds_any_signature(repo: Path, combination: Combination, mypy_cach
     run([BIN / "ruff", "format", "--check", "--no-cache", "."], cwd=repo)
     run([BIN / "mypy", "--cache-dir", mypy_cache], cwd=repo, env=environment(repo))
 
-    # The stubs: expected failures that say what to write, and nothing fails.
+    # The stubs: expected failures that say what to write, the reference first; nothing fails.
     tests = [f"tests/test_{algorithm}.py" for algorithm in COMMANDS]
-    result = pytest_in(repo, *tests)
-    summary = result.stdout.strip().splitlines()[-1]
-    assert "xfailed" in summary, result.stdout
-    assert not re.search(r"\d+ (failed|error)", summary), result.stdout
-    for algorithm in COMMANDS:
-        for backend, what in [("numpy", "the NumPy reference"), ("pytorch", "the PyTorch port")]:
-            assert f"not implemented yet: write _{algorithm}_{backend}, {what}" in result.stdout
+    for written, still_stubs in [((), ["numpy"]), (("numpy",), backends[1:])]:
+        for algorithm in COMMANDS:
+            implement(repo, combination, algorithm, written)
+        result = pytest_in(repo, *tests)
+        summary = result.stdout.strip().splitlines()[-1]
+        assert "xfailed" in summary, result.stdout
+        assert not re.search(r"\d+ (failed|error)", summary), result.stdout
+        for algorithm in COMMANDS:
+            for backend in still_stubs:
+                assert f"not implemented yet: write _{algorithm}_{backend}, the " in result.stdout
 
     # Written: the same tests compare every port with the reference, and pass.
     for algorithm in COMMANDS:
-        implement(repo, combination, algorithm)
+        implement(repo, combination, algorithm, tuple(backends[1:]))
     result = pytest_in(repo, *tests)
     summary = result.stdout.strip().splitlines()[-1]
     assert re.search(r"\d+ passed", summary), result.stdout

@@ -1,9 +1,13 @@
 """Start a new algorithm from its signature: its module, in this repo's layout, and its tests.
 
-    python scripts/new_algorithm.py attention q k v --param 'scale: float | None = None'
+    python scripts/new_algorithm.py attention q:...ld k:...sd v:...se \\
+        --param 'scale: float | None = None'
 
-The operands (here q, k and v; by default one, x) are the array arguments; each `--param` is a
-plain Python value with a type and a default. This creates `attention` in the package, laid out
+The operands (here q, k and v; by default one, x) are the array arguments, each with its axes
+after a colon if it has any of its own (see `Spec` in tests/parity.py: "..." for batch axes, then
+a letter per axis, the same size wherever it repeats; "..." alone when omitted). Each `--param`
+is a plain Python value with a type and a default; its test draws it from a range that suits its
+name and type (see `Parameter.strategy`). This creates `attention` in the package, laid out
 as `softmax` is (the public `attention`, then one private implementation per backend:
 `_attention_numpy`, the reference, and the ports), tests/test_attention.py, and exports
 `attention` from the package. The implementations are
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import keyword
 import re
 import sys
@@ -43,18 +48,34 @@ MODULE_NAMES = frozenset(
     }
 )
 # Names the generated test module defines or imports: the algorithm, imported there, would
-# shadow them (operands and parameters appear there as strings only).
+# shadow them, and so would the operands and parameters, local names of its tests.
 TEST_NAMES = frozenset(
     {
         *("annotations", "Any", "np", "NDArray", "pytest", "given", "st", "hypothesis"),
-        *("parity", "Target", "Tolerance", "SHAPES", "MIN_DIMS", "DEFAULTS", "TOLERANCES"),
-        *("Call", "draw", "sized", "benchmark_inputs", "OPERANDS"),
+        *("parity", "Target", "Tolerance", "SPEC", "DEFAULTS", "TOLERANCES"),
+        *("Call", "draw", "benchmark_inputs", "OPERANDS"),
     }
 )
+# The local names of the test module's `draw`, where each parameter is drawn into a variable of
+# its name (the first operand too, unless its name is one of these).
+DRAW_NAMES = frozenset({"data", "target", "extremes", "max_side", "drawn", "operands", "size"})
 # The names a parameter's type may use: the generated module imports nothing else for it.
 TYPE_NAMES = frozenset({"bool", "int", "float", "complex", "str", "tuple", "list", "dict", "None"})
 # A parameter with one of these names, of type int, is drawn among the first operand's axes.
 AXIS_NAMES = frozenset({"axis", "dim"})
+# How a float parameter is drawn, by a word of its name: small positive numbers (log-uniform),
+# positive scales, and fractions in [0, 1); any other float from 0.5 to 2.
+FLOAT_RANGES = {
+    "parity.log_uniform(1e-8, 1e-2)": frozenset(
+        {"eps", "epsilon", "tol", "tolerance", "atol", "rtol"}
+    ),
+    "parity.log_uniform(0.1, 10.0)": frozenset(
+        {"temperature", "scale", "beta", "alpha", "gamma", "delta", "margin", "sigma", "std", "lr"}
+    ),
+    "st.floats(0.0, 1.0, exclude_max=True)": frozenset(
+        {"p", "prob", "probability", "rate", "dropout", "momentum", "smoothing", "quantile"}
+    ),
+}
 ARRAY_TYPES = "{{ cookiecutter.__array_types }}"
 # Per backend: the type of an array, and the check that an operand is one.
 BACKENDS = {
@@ -64,7 +85,7 @@ BACKENDS = {
     "jax": ("jax.Array", "is_jax_array({})"),
 {%- endif %}
 }
-EXAMPLE = "attention q k v --param 'scale: float | None = None'"
+EXAMPLE = "attention q:...ld k:...sd v:...se --param 'scale: float | None = None'"
 
 
 class Refused(ValueError):
@@ -79,21 +100,28 @@ class Parameter:
     type: str
     default: str
 
-    def strategy(self) -> str | None:
-        """The hypothesis strategy its test draws it from, or None if it has no natural one."""
+    def strategy(self, first: str) -> str | None:
+        """The hypothesis strategy its test draws it from (`first`: the first operand, by name;
+        `axis`: the axis drawn before, if any), or None if it has no natural one."""
         kinds = [kind.strip() for kind in self.type.split("|")]
         rest = [kind for kind in kinds if kind != "None"]
         if len(rest) != 1:
             return None
-        if self.name in AXIS_NAMES and rest == ["int"]:
-            found = "st.integers(-ndim, ndim - 1)"
+        words = set(self.name.split("_"))
+        if first in DRAW_NAMES:  # taken in `draw`: the operand is read from the tuple instead
+            first = "operands[0]"
+        if rest == ["int"] and self.name in AXIS_NAMES:
+            found = f"st.integers(-{first}.ndim, {first}.ndim - 1)"
+        elif rest == ["int"] and "ddof" in words:  # fewer than the axis's length
+            found = "st.integers(0, size - 1)"
+        elif rest == ["int"]:  # a size, a window, a count: within the axis's length
+            found = "st.integers(1, size)"
+        elif rest == ["float"]:
+            ranges = [strategy for strategy, names in FLOAT_RANGES.items() if words & names]
+            found = ranges[0] if ranges else "st.floats(0.5, 2.0)"
+        elif rest == ["bool"]:
+            found = "st.booleans()"
         else:
-            found = {
-                "bool": "st.booleans()",
-                "int": "st.integers(1, 4)",
-                "float": "st.floats(0.5, 2.0)",
-            }.get(rest[0], "")
-        if not found:
             return None
         return f"st.none() | {found}" if "None" in kinds else found
 
@@ -154,15 +182,33 @@ def parse_parameter(spec: str) -> Parameter:
     except ValueError:
         msg = f"--param {spec!r}: the default must be a Python literal such as 1.0, None or 'mean'"
         raise Refused(msg) from None
-    check_name(argument.arg, "parameter")
-    return Parameter(argument.arg, ast.unparse(argument.annotation), ast.unparse(default))
+    check_name(argument.arg, "parameter", MODULE_NAMES | TEST_NAMES | DRAW_NAMES)
+    text = ast.unparse(default)
+    if isinstance(ast.literal_eval(default), str):  # in double quotes, as ruff format writes it
+        text = json.dumps(ast.literal_eval(default))
+    return Parameter(argument.arg, ast.unparse(argument.annotation), text)
+
+
+def parse_operand(spec: str) -> tuple[str, str]:
+    """`spec`, e.g. ``'weight:d'`` or ``'x'``, as (name, axes); the axes default to "...",
+    refused if they do not follow the grammar of `Spec` in tests/parity.py."""
+    name, _, axes = spec.partition(":")
+    axes = axes or "..."
+    letters = axes.removeprefix("...")
+    if not re.fullmatch(r"(\.\.\.)?[a-z]*", axes) or len(set(letters)) < len(letters):
+        msg = (
+            f"operand {spec!r}: write NAME:AXES with AXES '...' (batch axes, shared by the "
+            "operands that have them) then one letter per axis, each once: 'x:...d', 'weight:d'"
+        )
+        raise Refused(msg)
+    return name, axes
 
 
 def check_signature(name: str, operands: list[str], parameters: list[Parameter]) -> None:
     """Refuse a signature whose names clash, or an algorithm that exists already."""
     check_name(name, "the algorithm", MODULE_NAMES | TEST_NAMES)
     for operand in operands:
-        check_name(operand, "operand")
+        check_name(operand, "operand", MODULE_NAMES | TEST_NAMES)
     names = [name, *operands, *(parameter.name for parameter in parameters)]
     for duplicate in sorted({item for item in names if names.count(item) > 1}):
         msg = (
@@ -297,45 +343,53 @@ def private_definitions(
     return definitions
 
 
-def test_module(name: str, operands: list[str], parameters: list[Parameter]) -> str:
+def test_module(name: str, operands: dict[str, str], parameters: list[Parameter]) -> str:
     """The test module: what it draws, filled in; the tests themselves, from the skeleton."""
-    drawn = [(parameter, parameter.strategy()) for parameter in parameters]
+    first = next(iter(operands))
+    drawn = [(parameter, parameter.strategy(first)) for parameter in parameters]
+    strategies = " ".join(strategy or "" for _, strategy in drawn)
+    axis = next((p.name for p, strategy in drawn if strategy and p.name in AXIS_NAMES), None)
     lines = []
-    if any(p.name in AXIS_NAMES and strategy for p, strategy in drawn):
-        lines.append("    ndim = operands[0].ndim  # axes are drawn among the first operand's")
+    if first not in DRAW_NAMES and (f"{first}." in strategies or "size" in strategies):
+        lines.append(f"    {first} = operands[0]")
+    # The axis first: a size is the length of the axis drawn (or of the last axis).
+    for parameter, strategy in sorted(drawn, key=lambda item: item[0].name != axis):
+        if "size" in (strategy or "") and "    size = " not in "\n".join(lines):
+            operand = "operands[0]" if first in DRAW_NAMES else first
+            lines.append(f"    size = {operand}.shape[{axis or -1}]")
+        if strategy is not None:
+            draw = f'data.draw({strategy}, label="{parameter.name}")'
+            lines.append(fit(f"    {parameter.name} = {draw}"))
+    entries = [f'"{p.name}": {p.name}' for p, strategy in drawn if strategy is not None]
     fixed = [p.name for p, strategy in drawn if strategy is None]
-    if parameters:
-        lines.append("    parameters = {")
-        if fixed:
-            lines.append(f"        **DEFAULTS,  # TODO: draw {', '.join(fixed)} too")
-        for parameter, strategy in drawn:
-            if strategy is not None:
-                entry = f'data.draw({strategy}, label="{parameter.name}")'
-                lines.append(fit(f'        "{parameter.name}": {entry},'))
-        lines += ["    }", "    return operands, parameters"]
-    else:
-        lines.append("    return operands, {}")
+    if fixed:
+        entries.insert(0, "**DEFAULTS")
+        lines.append(f"    # TODO: draw {', '.join(fixed)} too (from DEFAULTS until then)")
+    returned = "{" + ", ".join(entries) + "}"
+    lines.append(fit(f"    return operands, {returned}"))
+    letters = "".join(axes.removeprefix("...") for axes in operands.values())
+    needs_axis = axis is not None or ("size" in strategies and not operands[first].strip("."))
     defaults = ", ".join(f'"{p.name}": {p.default}' for p in parameters)
     fields = {
         "name": name,
         "package": PACKAGE,
-        "shapes": "{" + ", ".join(f'"{operand}": "..."' for operand in operands) + "}",
-        "min_dims": "1" if any(p.name in AXIS_NAMES for p, strategy in drawn if strategy) else "0",
+        "shapes": "{" + ", ".join(f'"{name}": "{axes}"' for name, axes in operands.items()) + "}",
+        "min_dims": "1" if needs_axis and not letters else "0",
         "defaults": "{" + defaults + "}",
         "draw_parameters": "\n".join(lines),
-        "unpack": ", ".join(operands) if len(operands) > 1 else f"({operands[0]},)",
+        "unpack": ", ".join(operands) if len(operands) > 1 else f"({first},)",
         "operands": ", ".join(operands),
     }
     text = skeleton("test.py.tmpl").substitute(fields)
     return "\n".join(fit(line) for line in text.split("\n"))
 
 
-def files(name: str, operands: list[str], parameters: list[Parameter]) -> dict[Path, str]:
-    """The new files and their text."""
+def files(name: str, operands: dict[str, str], parameters: list[Parameter]) -> dict[Path, str]:
+    """The new files and their text; `operands` maps each operand's name to its axes."""
     fields = {
         "name": name,
-        "public": public_function(name, operands, parameters),
-        **private_definitions(name, operands, parameters),
+        "public": public_function(name, list(operands), parameters),
+        **private_definitions(name, list(operands), parameters),
     }
 {%- if cookiecutter.layout == 'single' %}
     module = {SOURCE / f"{name}.py": skeleton("module.py.tmpl").substitute(fields)}
@@ -404,7 +458,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("name", help="the function's name, a lower-case identifier: attention")
     parser.add_argument(
-        "operands", nargs="*", default=["x"], help="the array arguments (default: x): q k v"
+        "operands",
+        nargs="*",
+        default=["x"],
+        help="the array arguments, each NAME or NAME:AXES (default: x): x:...d weight:d",
     )
     parser.add_argument(
         "--param",
@@ -415,12 +472,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     arguments = parser.parse_args(argv)
     try:
+        operands = dict(parse_operand(spec) for spec in arguments.operands)
         parameters = [parse_parameter(spec) for spec in arguments.param]
-        check_signature(arguments.name, arguments.operands, parameters)
+        names = [spec.partition(":")[0] for spec in arguments.operands]
+        check_signature(arguments.name, names, parameters)
     except Refused as refused:
         parser.error(str(refused))
     name = arguments.name
-    for path, text in files(name, arguments.operands, parameters).items():
+    for path, text in files(name, operands, parameters).items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         print(f"created {path.relative_to(ROOT)}")
@@ -436,7 +495,8 @@ def main(argv: list[str] | None = None) -> int:
     ports = " and ".join(f"_{name}_{backend}" for backend in list(BACKENDS)[1:])
     print(
         f"\nNext: write _{name}_numpy from the paper, with a test against known values in "
-        f"tests/test_{name}.py (declare how the operands' shapes relate in its SHAPES); then "
+        f"tests/test_{name}.py (its SPEC declares the operands' shapes, sizes and values; its "
+        "draw, the parameters' ranges); then "
         f"{ports}. Until then `python -m pytest tests/test_{name}.py` reports them as not "
         "implemented yet (XFAIL)."
     )

@@ -126,7 +126,6 @@ def _float32_without_tf32() -> Iterator[None]:
     yield
     torch.set_float32_matmul_precision(matmul)
     torch.backends.cudnn.allow_tf32 = cudnn
-{%- if cookiecutter.jax %}
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -136,11 +135,10 @@ def _jax_float64() -> Iterator[None]:
     Without x64, JAX silently computes float64 inputs in float32; on GPUs its default float32
     matmul precision may use TF32 or bfloat16 passes.
     """
-    try:
-        import jax
-    except ImportError:  # not installed: the JAX targets skip themselves
-        yield
+    if "jax" not in parity.BACKENDS or parity.missing_backend("jax"):
+        yield  # not a backend of this repo, or not installed: no JAX targets run
         return
+    import jax
+
     with jax.enable_x64(True), jax.default_matmul_precision("highest"):
         yield
-{%- endif %}

@@ -1,68 +1,105 @@
 """The parity harness: every backend, dtype and device is compared with the NumPy reference.
 
-An algorithm's test module declares what it draws (the shapes of its operands, its parameters);
-the work happens here:
+An algorithm's test module declares what its function takes, in a `Spec` (the operands' shapes,
+how their sizes relate, the range of their values), and draws its parameters; the work happens
+here:
 
 - `over()`, `targets()`: what to compare, as pytest parameters with ids such as
   ``torch-float32-cuda``. A target is a backend, a dtype and a device; ``conftest.py`` skips a
   target whose device is missing (or fails it, with ``--require-device``).
-- `shapes()`, `operands()`, `arrays()`, `labels()`: hypothesis strategies for the inputs, with
-  shapes related through dimension letters (``{"q": "...ld", "k": "...sd", "v": "...se"}``) and
-  extreme values on request; `edge_shapes()` and `sized_shapes()` give fixed ones.
+- `Spec`, `operands()`, `edge_operands()`, `sized_operands()`: the inputs a `Spec` allows, drawn
+  by hypothesis or fixed; `arrays()`, `labels()`, `log_uniform()` for the rest.
 - `assert_matches_reference()`: the target's result against the float64 NumPy reference computed
-  from the very same (rounded) inputs: array type, dtype, device, shape, then values. Where the
-  reference raises (an empty reduction, say), the target must raise too.
+  from the very same (rounded) inputs: array type, dtype, device, shape, then values.
 - `assert_keeps_type_dtype_device()`: the same checks without values, for PyTorch's ``meta``
   device (tensors without data), which shows device mix-ups without a GPU.
 - `assert_gradient_matches_reference()`: the gradient with respect to every floating operand
-  against central differences of the NumPy reference: NumPy is the spec for gradients too.
+  against finite differences of the NumPy reference: NumPy is the spec for gradients too.
 - `assert_compiled_matches_eager()`, `assert_vmap_matches_loop()`: compiled and batched code
   gives the eager result, and compiles once.
 - `assert_rejects_unsupported()`: a clear ``TypeError`` for lists, scalars, array-likes, integer
   arrays and operands from different backends.
 
 Every helper takes the algorithm's operands as a tuple and its parameters as a dict, and its own
-options keyword-only, so an algorithm's parameters may have any name (even ``tolerances``).
+options keyword-only, so an algorithm's parameters may have any name (even ``tolerances``). What
+each backend needs (make an array, read it back, take gradients, compile) is in one table,
+`BACKENDS`, at the end; JAX is one of them where the repo's pyproject.toml has a ``jax`` extra.
 
-What each backend needs (make an array, read it back, name its dtype and device, take gradients,
-compile) is in one table, `BACKENDS`, after the comparisons.
+The same rules in every helper
+------------------------------
+- The reference runs first. Where it raises (an empty reduction, say: the reference is the spec),
+  the target must raise too, any exception, and nothing else is compared. Where the reference
+  returns and the target raises, the failure names both outcomes and the shapes.
+- No call may change its operands in place: every helper compares them before and after each
+  call, the reference's included, and names the operand that changed.
 
-Tolerances
-----------
+Values
+------
 A result `r` of a target with dtype `d` matches the float64 reference `e` element by element where
 
-    |r - e| <= atol + rtol * |e| + SENSITIVITY * s
+    |r - e| <= atol + rtol * |e| + room
 
 - ``rtol``, ``atol``: `TOLERANCES` [d], a few units in the last place of `d`: the rounding of each
-  element-wise operation.
-- ``s``: how far that element of the reference's result moves (the largest of `NUDGES` tries)
-  when every floating input is nudged by a random relative amount up to the epsilon of `d`. That is
-  the error a backward-stable computation in `d` commits on the terms it accumulates, so the room
-  grows with the dtype's epsilon, with the number of terms each result sums (a matmul over k
-  terms gets ~sqrt(k) times more) and with their size (large terms that cancel); element-wise
-  functions get almost none.
+  element-wise operation. A test overrides them per dtype with ``tolerances=``.
+- ``room``: `ROOM` times the larger of two measurements of what the computation cannot do better
+  in `d`, both made with the reference itself:
+  - its *sensitivity*: how far the reference's result moves when every floating input is nudged
+    by a random relative amount up to the epsilon of `d` (`NUDGES` tries, the largest change
+    counts). A backward-stable computation commits that much: it grows with the number of terms
+    each result sums and with their size.
+  - its *rounding*: how far the reference run in `d` itself lands from its float64 result, on
+    the same inputs and on `ROUNDINGS - 1` nudged ones (the largest counts). That covers
+    cancellation inside large intermediate values, which nudging the inputs does not show. NumPy
+    has float32 and float16; float64 and bfloat16 are emulated by running in float32 and scaling
+    the error by the ratio of the epsilons.
+- What `d` cannot hold is not the port's error: where the exact result overflows `d` (beyond its
+  largest finite value, give or take the room), the port's infinity of the same sign matches;
+  where the reference run in `d` overflows an intermediate value (inf or NaN where the float64
+  result is finite), any non-finite value of the port matches there. Both NaN also matches.
 
-A test overrides ``rtol`` and ``atol`` per dtype in one place, a module-level dict passed as
-``tolerances=``, e.g. ``{"bfloat16": Tolerance(rtol=0.05, atol=0.01)}``.
+Gradients
+---------
+The gradient of ``sum(w * f(...))``, for fixed random weights w (0 where f is not finite), is
+compared with finite differences of the float64 reference, element by element, with a step
+``h = DIFFERENCE_STEP * max(1, |x_i|)``. A finite difference is an estimate, and its error is
+part of the allowed room: the port's gradient `g` matches where it lies within
+
+    atol + rtol * |c| + DIFFERENCE_SAFETY * (|c - c2| + rounding / h)
+
+of the interval spanned by the central difference `c` and the forward and backward differences:
+
+- ``|c - c2|``, the central difference with step h against the one with step 2h: their
+  truncation error (three times c's for a smooth function), and a sample of their rounding error;
+- ``rounding / h``: the rounding error of the loss (epsilon times the sum of ``|w * f|``, plus the
+  reference's own rounding estimated as for values) divided by the step;
+- the one-sided differences: at a kink or a tie (``abs`` or ReLU at 0, equal values in a max), any
+  value between the slopes on either side is a correct gradient (a subgradient), and ports differ
+  there (``jax.grad(jnp.abs)(0.0)`` is 1, PyTorch's is 0, the central difference gives 0). For a
+  smooth function those slopes differ by about ``h * |f''|``, so a wrong gradient still fails.
+
+Elements where the reference is not finite a step or two away (the edge of its domain) are not
+compared; ``atol`` and ``rtol`` are `GRADIENT_TOLERANCE`.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import inspect
 import itertools
 import re
-{%- if cookiecutter.jax %}
 import sys
-{%- endif %}
+import tomllib
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import reject
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from numpy.typing import NDArray
@@ -72,9 +109,10 @@ __all__ = [
     "DTYPES",
     "GRADIENT_TOLERANCE",
     "PORTS",
-    "SENSITIVITY",
+    "ROOM",
     "TOLERANCES",
     "ArrayLike",
+    "Spec",
     "Target",
     "Tolerance",
     "arrays",
@@ -85,13 +123,16 @@ __all__ = [
     "assert_matches_reference",
     "assert_rejects_unsupported",
     "assert_vmap_matches_loop",
+    "edge_operands",
     "edge_shapes",
     "labels",
+    "log_uniform",
     "missing_backend",
     "missing_device",
     "operands",
     "over",
     "shapes",
+    "sized_operands",
     "sized_shapes",
     "targets",
 ]
@@ -110,7 +151,7 @@ DEVICES = ("cpu", "cuda", "mps")
 @dataclass(frozen=True)
 class Tolerance:
     """`actual` matches `expected` where ``|actual - expected| <= atol + rtol * |expected|``
-    (plus the accumulation room of the module docstring)."""
+    (plus the room of the module docstring)."""
 
     rtol: float
     atol: float
@@ -125,14 +166,24 @@ TOLERANCES: Mapping[str, Tolerance] = {
     "float16": Tolerance(rtol=5e-3, atol=1e-3),
     "bfloat16": Tolerance(rtol=4e-2, atol=1e-2),
 }
-#: How many times the reference's own sensitivity to rounding a target may err by: the port
-#: rounds every intermediate result too (seen: 10x for attention in bfloat16).
-SENSITIVITY = 16.0
-#: Random nudges of the inputs that measure that sensitivity (the largest change counts).
+#: How many times the reference's own sensitivity and rounding a port may err by: the port
+#: rounds every intermediate result too, in its own order (seen: 10x for attention in bfloat16).
+ROOM = 16.0
+#: Random nudges of the inputs that measure the sensitivity (the largest change counts).
 NUDGES = 8
-
-#: Float64 gradients against central differences, whose own error is ~1e-10.
+#: Runs of the reference in the target's dtype that measure its rounding (the first unnudged).
+ROUNDINGS = 4
+#: Float64 gradients against finite differences, on top of the differences' own error.
 GRADIENT_TOLERANCE = Tolerance(rtol=1e-6, atol=1e-8)
+#: The finite differences' step, relative to max(1, |x|): it balances their truncation error
+#: (~h^2) against their rounding error (~eps/h) in float64.
+DIFFERENCE_STEP = 6e-6
+#: How many times its estimated error a finite difference may be off by.
+DIFFERENCE_SAFETY = 4.0
+#: Values drawn where a `Spec` gives no range; with ``extremes``, also huge and tiny ones.
+VALUES = (-10.0, 10.0)
+
+# --- What to compare ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -163,9 +214,10 @@ def targets(
     CPU in float32 and float16 (its float64 is the reference itself), PyTorch everywhere, in
     every dtype. Missing devices are skipped at run time, with the reason, by ``conftest.py``.
     """
+    chosen = [backend for backend in backends or BACKENDS if backend in BACKENDS]
     return [
         Target(backend, dtype, device)
-        for backend, dtype, device in itertools.product(backends or BACKENDS, dtypes, devices)
+        for backend, dtype, device in itertools.product(chosen, dtypes, devices)
         if dtype in BACKENDS[backend].dtypes and device in BACKENDS[backend].devices
     ]
 
@@ -177,9 +229,6 @@ def over(
 ) -> pytest.MarkDecorator:
     """``@parity.over(...)``: run the test once per target, as its `target` argument."""
     return pytest.mark.parametrize("target", targets(backends, dtypes, devices), ids=str)
-
-
-# --- What is missing on this machine --------------------------------------------------------
 
 
 @functools.cache
@@ -200,7 +249,6 @@ def missing_device(backend: str, device: str, dtype: str) -> str | None:
             return "Requires: MPS device (none found)"
         if dtype == "float64":
             return "Requires: float64, which the MPS device does not support"
-{%- if cookiecutter.jax %}
     if backend == "jax" and device == "cuda":
         import jax
 
@@ -208,120 +256,210 @@ def missing_device(backend: str, device: str, dtype: str) -> str | None:
             jax.devices("gpu")
         except RuntimeError:
             return "Requires: CUDA device for JAX (none found; is jax[cuda12] installed?)"
-{%- endif %}
     return None
 
 
-# --- Inputs ---------------------------------------------------------------------------------
+# --- What the function takes ----------------------------------------------------------------
+
+#: A size bound: a number, or the letter of another axis (its drawn size).
+Bound = int | str
 
 
-def _parse(spec: Mapping[str, str]) -> dict[str, tuple[bool, str]]:
-    """Each operand's ("..." present, dimension letters), checked."""
-    parsed = {}
-    for name, dims in spec.items():
-        if not re.fullmatch(r"(\.\.\.)?[a-z]*", dims):
-            msg = f"shape of {name!r} is {dims!r}; write '...' (batch axes) then letters: '...ld'"
+@dataclass(frozen=True)
+class Spec:
+    """What an algorithm takes, declared once in its test module and honoured by every helper.
+
+    shapes
+        Each operand's axes, in the order the function takes them. ``"..."`` stands for batch
+        axes (0 to 3 of them), the same for every operand that has them; `assert_vmap_matches_loop`
+        maps only those operands. Each letter is one axis, the same size wherever it appears.
+        ``{"x": "..."}`` any shape; ``{"x": "...d", "weight": "d"}`` RMSNorm (``weight`` has no
+        batch axes); ``{"q": "...ld", "k": "...sd", "v": "...se"}`` attention.
+    min_dims
+        The fewest batch axes: 1 where the algorithm works along an axis of its own.
+    sides
+        Each letter's size as ``(low, high)``; a bound may be another letter, whose size is drawn
+        first: ``{"k": (1, "n")}`` keeps a kernel no longer than the input. Unlisted letters: 1
+        to ``max_side`` (5).
+    values
+        Each operand's values as ``(low, high)``, None for no bound: ``{"p": (0.0, 1.0)}``.
+        Unlisted operands: `VALUES`, -10 to 10.
+    """
+
+    shapes: Mapping[str, str]
+    min_dims: int = 0
+    sides: Mapping[str, tuple[Bound, Bound]] = field(default_factory=dict)
+    values: Mapping[str, tuple[float | None, float | None]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        letters = set(self.letters)
+        for name, dims in self.shapes.items():
+            if not re.fullmatch(r"(\.\.\.)?[a-z]*", dims):
+                msg = (
+                    f"shape of {name!r} is {dims!r}; write '...' (batch axes) then letters: '...ld'"
+                )
+                raise ValueError(msg)
+        for letter, bounds in self.sides.items():
+            unknown = {letter, *(b for b in bounds if isinstance(b, str))} - letters
+            if unknown:
+                msg = f"sides {letter!r}: {sorted(unknown)} not among the letters of shapes"
+                raise ValueError(msg)
+        for name in set(self.values) - set(self.shapes):
+            msg = f"values {name!r}: not an operand of shapes ({', '.join(self.shapes)})"
             raise ValueError(msg)
-        parsed[name] = (dims.startswith("..."), dims.removeprefix("..."))
-    return parsed
+        self.order()  # refuses bounds that refer to each other in a circle
+
+    @property
+    def letters(self) -> list[str]:
+        """Every dimension letter, in order of appearance."""
+        return list(
+            dict.fromkeys("".join(dims.removeprefix("...") for dims in self.shapes.values()))
+        )
+
+    @property
+    def batched(self) -> tuple[bool, ...]:
+        """For each operand, whether it has the batch axes."""
+        return tuple(dims.startswith("...") for dims in self.shapes.values())
+
+    def order(self) -> list[str]:
+        """The letters, each after the letters its bounds name."""
+        ordered: list[str] = []
+        pending = self.letters
+        while pending:
+            ready = [
+                letter
+                for letter in pending
+                if all(b in ordered for b in self.sides.get(letter, ()) if isinstance(b, str))
+            ]
+            if not ready:
+                msg = f"sides: the bounds of {pending} refer to each other in a circle"
+                raise ValueError(msg)
+            ordered += ready
+            pending = [letter for letter in pending if letter not in ready]
+        return ordered
+
+    def bounds(self, letter: str, sides: Mapping[str, int], max_side: int) -> tuple[int, int]:
+        """`letter`'s (low, high) size, given the sizes of the letters drawn before it."""
+        low, high = self.sides.get(letter, (1, max_side))
+        low = sides[low] if isinstance(low, str) else low
+        high = sides[high] if isinstance(high, str) else min(high, max(max_side, low))
+        return low, high
+
+    def build(self, batch: tuple[int, ...], sides: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
+        """Each operand's shape, for these batch axes and letter sizes."""
+        return {
+            name: (batch if dims.startswith("...") else ())
+            + tuple(sides[letter] for letter in dims.removeprefix("..."))
+            for name, dims in self.shapes.items()
+        }
+
+    def value_range(self, name: str) -> tuple[float | None, float | None]:
+        """`name`'s value range, None where it has no bound."""
+        return self.values.get(name, (None, None))
 
 
-def _build(
-    spec: Mapping[str, str], batch: tuple[int, ...], sides: Mapping[str, int]
-) -> dict[str, tuple[int, ...]]:
-    return {
-        name: (batch if has_batch else ()) + tuple(sides[letter] for letter in letters)
-        for name, (has_batch, letters) in _parse(spec).items()
-    }
+def _as_spec(spec: Spec | Mapping[str, str], min_dims: int | None = None) -> Spec:
+    """`spec`, or a `Spec` of these shapes (test modules written before `Spec` pass a dict)."""
+    if not isinstance(spec, Spec):
+        return Spec(spec, min_dims=min_dims or 0)
+    if min_dims is not None and min_dims != spec.min_dims:
+        return Spec(spec.shapes, min_dims, spec.sides, spec.values)
+    return spec
 
 
-def _letters(spec: Mapping[str, str]) -> list[str]:
-    return list(dict.fromkeys("".join(letters for _, letters in _parse(spec).values())))
+# JAX compiles every operation anew for each input shape (tens of ms each on a CPU), so
+# hypothesis draws the values of JAX inputs but keeps to fixed shapes: batch axes `JAX_BATCH`,
+# and sizes 2, 3, 4, ... for the dimension letters (within their `Spec.sides`).
+JAX_BATCH = (2, 3)
 
 
 def shapes(
     target: Target,
-    spec: Mapping[str, str],
+    spec: Spec | Mapping[str, str],
     *,
-    min_dims: int = 0,
+    min_dims: int | None = None,
     max_dims: int = 3,
     max_side: int = 5,
 ) -> st.SearchStrategy[dict[str, tuple[int, ...]]]:
-    """The shapes of related operands: `spec` maps each operand to its axes.
-
-    ``"..."`` stands for batch axes shared by every operand that has them (`min_dims` to
-    `max_dims` of them, 0 meaning a 0-d operand), and each letter for one axis, the same size
-    wherever the letter appears: ``{"x": "...", "y": "..."}`` (one shared shape),
-    ``{"logits": "...c", "labels": "..."}``, ``{"q": "...ld", "k": "...sd", "v": "...se"}``.
-    Sides lie in 1 to `max_side`; `edge_shapes` has the empty ones.
-    """
-    letters = _letters(spec)
-{%- if cookiecutter.jax %}
+    """The operands' shapes that `spec` allows, by name: batch axes shared, letters related."""
+    spec = _as_spec(spec, min_dims)
     if target.backend == "jax":
-        count = min(max(len(JAX_BATCH), min_dims), max_dims)
-        batch = (JAX_BATCH * count)[:count]
-        return st.just(_build(spec, batch, {letter: 2 + i for i, letter in enumerate(letters)}))
-{%- else %}
-    del target  # with JAX, its targets keep to fixed shapes
-{%- endif %}
-    batches = hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, max_side=max_side)
-    sides = st.fixed_dictionaries({letter: st.integers(1, max_side) for letter in letters})
-    return st.tuples(batches, sides).map(lambda drawn: _build(spec, *drawn))
+        count = min(max(len(JAX_BATCH), spec.min_dims), max_dims)
+        sides: dict[str, int] = {}
+        for i, letter in enumerate(spec.order()):
+            low, high = spec.bounds(letter, sides, max_side)
+            sides[letter] = max(low, min(high, 2 + i))
+        return st.just(spec.build((JAX_BATCH * count)[:count], sides))
 
+    @st.composite
+    def draw(draw: st.DrawFn) -> dict[str, tuple[int, ...]]:
+        batch = draw(hnp.array_shapes(min_dims=spec.min_dims, max_dims=max_dims, max_side=max_side))
+        sides: dict[str, int] = {}
+        for letter in spec.order():
+            low, high = spec.bounds(letter, sides, max_side)
+            if low > high:
+                reject()  # hypothesis draws again
+            sides[letter] = draw(st.integers(low, high))
+        return spec.build(tuple(batch), sides)
 
-def edge_shapes(spec: Mapping[str, str], *, min_dims: int = 0) -> dict[str, dict[str, Any]]:
-    """Two fixed cases for `spec`: "smallest" (sides of 1; 0-d operands where `min_dims` is 0)
-    and "empty" (every side 0)."""
-    letters = _letters(spec)
-    return {
-        "smallest": _build(spec, (1,) * min_dims, dict.fromkeys(letters, 1)),
-        "empty": _build(spec, (0,) * max(min_dims, 1), dict.fromkeys(letters, 0)),
-    }
-
-
-def sized_shapes(
-    spec: Mapping[str, str], size: int, *, min_dims: int = 0
-) -> dict[str, tuple[int, ...]]:
-    """Fixed shapes for `spec` with about `size` elements in the largest operand: two axes or
-    more, every side the same."""
-    parsed = _parse(spec).values()
-    count = max(min_dims, 2 - max(len(letters) for _, letters in parsed))
-    axes = count + max(len(letters) for _, letters in parsed)
-    side = max(1, round(size ** (1 / axes)))
-    return _build(spec, (side,) * count, dict.fromkeys(_letters(spec), side))
+    return draw()
 
 
 def arrays(
-    target: Target, shape: tuple[int, ...], *, extremes: bool = False
+    target: Target,
+    shape: tuple[int, ...],
+    *,
+    extremes: bool = False,
+    values: tuple[float | None, float | None] = (None, None),
 ) -> st.SearchStrategy[NDArray[np.float64]]:
-    """Float64 arrays of `shape`, for `target` to convert.
+    """Float64 arrays of `shape`, for `target` to convert, with values from `values[0]` to
+    `values[1]` (None: -10 and 10, `VALUES`).
 
-    Values lie in [-10, 10]; with `extremes`, also huge ones and tiny ones, near the smallest
-    normal number of the target's dtype. Huge means up to 1e4 in magnitude (exp overflows from
-    89 in float32 and 710 in float64), but at most 1/sqrt(eps) of the dtype, beyond which the
+    With `extremes`, also huge ones and tiny ones (near the smallest normal number of the target's
+    dtype), within `values` where it bounds them. Huge means up to 1e4 in magnitude (exp overflows
+    from 89 in float32 and 710 in float64), but at most 1/sqrt(eps) of the dtype, beyond which the
     product of two values has no digit left for a difference of 1 (float16: 32, bfloat16: 11).
     """
-    values = st.floats(-10.0, 10.0)
+    low, high = _resolve(values)
+    elements = [st.floats(low, high)]
     if extremes:
         limits = torch.finfo(getattr(torch, target.dtype))
         huge, tiny = min(1e4, float(limits.eps) ** -0.5), 1e3 * float(limits.tiny)
-        values = st.one_of(values, st.floats(-huge, huge), st.floats(-tiny, tiny))
-    return hnp.arrays(np.float64, shape, elements=values)
+        lowest = -np.inf if values[0] is None else values[0]
+        highest = np.inf if values[1] is None else values[1]
+        elements += [
+            st.floats(max(lowest, -bound), min(highest, bound))
+            for bound in (huge, tiny)
+            if max(lowest, -bound) <= min(highest, bound)
+        ]
+    return hnp.arrays(np.float64, shape, elements=st.one_of(elements))
+
+
+def _resolve(values: tuple[float | None, float | None]) -> tuple[float, float]:
+    """A value range with `VALUES` for its missing bounds."""
+    low, high = values
+    return (VALUES[0] if low is None else low, VALUES[1] if high is None else high)
 
 
 def operands(
     target: Target,
-    spec: Mapping[str, str],
+    spec: Spec | Mapping[str, str],
     *,
     extremes: bool = False,
-    min_dims: int = 0,
+    min_dims: int | None = None,
     max_dims: int = 3,
     max_side: int = 5,
 ) -> st.SearchStrategy[tuple[NDArray[np.float64], ...]]:
-    """One float64 array per operand of `spec`, in its order, with `shapes` as declared."""
-    drawn = shapes(target, spec, min_dims=min_dims, max_dims=max_dims, max_side=max_side)
+    """One float64 array per operand of `spec`, in its order, as `spec` allows."""
+    spec = _as_spec(spec, min_dims)
+    drawn = shapes(target, spec, max_dims=max_dims, max_side=max_side)
     return drawn.flatmap(
-        lambda found: st.tuples(*(arrays(target, found[name], extremes=extremes) for name in spec))
+        lambda found: st.tuples(
+            *(
+                arrays(target, found[name], extremes=extremes, values=spec.value_range(name))
+                for name in spec.shapes
+            )
+        )
     )
 
 
@@ -330,7 +468,71 @@ def labels(shape: tuple[int, ...], classes: int) -> st.SearchStrategy[NDArray[np
     return hnp.arrays(np.int64, shape, elements=st.integers(0, classes - 1))
 
 
-# --- Comparisons ----------------------------------------------------------------------------
+def log_uniform(low: float, high: float) -> st.SearchStrategy[float]:
+    """Positive numbers from `low` to `high`, as many per decade: ``eps``, ``temperature``."""
+    return st.floats(np.log10(low), np.log10(high)).map(lambda exponent: float(10.0**exponent))
+
+
+def _fill(spec: Spec, name: str) -> float:
+    """A value `name` may take: 1 where its range allows it, else the middle of its range."""
+    low, high = _resolve(spec.value_range(name))
+    return 1.0 if low <= 1.0 <= high else (low + high) / 2
+
+
+def edge_operands(spec: Spec, case: str) -> tuple[NDArray[np.float64], ...]:
+    """Fixed operands for an edge case: "smallest" (each letter at its smallest size, the fewest
+    batch axes of size 1: 0-d operands where `min_dims` is 0) or "empty" (every side 0)."""
+    found = edge_shapes(spec)[case]
+    return tuple(np.full(found[name], _fill(spec, name)) for name in spec.shapes)
+
+
+def edge_shapes(
+    spec: Spec | Mapping[str, str], *, min_dims: int | None = None
+) -> dict[str, dict[str, tuple[int, ...]]]:
+    """The shapes of `edge_operands`, by case, then by operand."""
+    spec = _as_spec(spec, min_dims)
+    smallest: dict[str, int] = {}
+    for letter in spec.order():
+        smallest[letter] = spec.bounds(letter, smallest, 1)[0]
+    return {
+        "smallest": spec.build((1,) * spec.min_dims, smallest),
+        "empty": spec.build((0,) * max(spec.min_dims, 1), dict.fromkeys(spec.letters, 0)),
+    }
+
+
+def sized_operands(
+    spec: Spec, size: int, *, min_dims: int | None = None, seed: int = 0
+) -> tuple[NDArray[np.float64], ...]:
+    """Fixed random operands with about `size` elements in the largest (for benchmarks and the
+    fixed-input tests): standard normal values, or uniform within a declared range."""
+    spec = _as_spec(spec, min_dims)
+    found = sized_shapes(spec, size)
+    rng = np.random.default_rng(seed)
+    drawn = []
+    for name in spec.shapes:
+        if name in spec.values:
+            drawn.append(rng.uniform(*_resolve(spec.value_range(name)), size=found[name]))
+        else:
+            drawn.append(rng.normal(size=found[name]))
+    return tuple(drawn)
+
+
+def sized_shapes(
+    spec: Spec | Mapping[str, str], size: int, *, min_dims: int | None = None
+) -> dict[str, tuple[int, ...]]:
+    """The shapes of `sized_operands`: two axes or more, every side about the same."""
+    spec = _as_spec(spec, min_dims)
+    longest = max(len(dims.removeprefix("...")) for dims in spec.shapes.values())
+    count = max(spec.min_dims, 2 - longest)
+    side = max(1, round(size ** (1 / (count + longest))))
+    sides: dict[str, int] = {}
+    for letter in spec.order():
+        low, high = spec.bounds(letter, sides, side)
+        sides[letter] = max(low, min(high, side))
+    return spec.build((side,) * count, sides)
+
+
+# --- Comparing values -----------------------------------------------------------------------
 
 
 def to_numpy(array: Any) -> NDArray[Any]:
@@ -372,6 +574,15 @@ def _check_type_dtype_device(
         pytest.fail(f"{what} returned shape {tuple(actual.shape)}; expected {expected_shape}")
 
 
+@dataclass(frozen=True)
+class Room:
+    """What a computation in a dtype cannot do better, element by element (module docstring)."""
+
+    room: NDArray[np.float64] | float = 0.0
+    #: Where the reference run in the dtype overflows an intermediate value.
+    overflows: NDArray[np.bool_] | bool = False
+
+
 def assert_close(
     actual: Any,
     expected: Any,
@@ -379,37 +590,52 @@ def assert_close(
     target: Target,
     what: str,
     tolerances: Mapping[str, Tolerance] | None = None,
-    room: NDArray[np.float64] | float = 0.0,
+    room: Room | NDArray[np.float64] | float = 0.0,
 ) -> None:
     """`actual` (an array of `target`) equals `expected` (any array) within the tolerance of
-    the target's dtype (`tolerances` over `TOLERANCES`).
+    the target's dtype (`tolerances` over `TOLERANCES`) and the `room` of the computation.
 
-    Checks the array type, dtype, device and shape against the target's first. Values match
-    where ``|actual - expected| <= atol + rtol * |expected| + room``, or where both are the same
-    infinity or both NaN. A failure names the worst element and its errors.
+    Checks the array type, dtype, device and shape against the target's first; then the values,
+    as the module docstring says. A failure names the worst element, its errors, and how many
+    times the allowed error it is.
     """
     __tracebackhide__ = True
     if isinstance(expected, np.generic):
         pytest.fail(f"the reference for {what} returned a NumPy scalar: return np.asarray(result)")
+    allowance = room if isinstance(room, Room) else Room(room)
     want = to_numpy(expected)
     _check_type_dtype_device(actual, want.shape, target=target, what=what)
     got = to_numpy(actual)
     tolerance = {**TOLERANCES, **(tolerances or {})}[target.dtype]
+    largest = float(torch.finfo(getattr(torch, target.dtype)).max)
     with np.errstate(invalid="ignore", over="ignore"):
         error = np.abs(got - want)
-        allowed = tolerance.atol + tolerance.rtol * np.abs(want) + room
-        matches = (error <= allowed) | (got == want) | (np.isnan(got) & np.isnan(want))
+        allowed = tolerance.atol + tolerance.rtol * np.abs(want) + allowance.room
+        overflowed = (
+            np.isinf(got)
+            & (np.sign(got) == np.sign(want))
+            & (np.abs(want) + allowance.room >= largest)
+        )
+        matches = (
+            (error <= allowed)
+            | (got == want)
+            | (np.isnan(got) & np.isnan(want))
+            | overflowed
+            | (allowance.overflows & ~np.isfinite(got))
+        )
         if matches.all():
             return
-        excess = np.where(matches, -np.inf, np.nan_to_num(error - allowed, nan=np.inf))
+        excess = np.where(matches, -np.inf, np.nan_to_num(error / allowed, nan=np.inf))
         worst = np.unravel_index(np.argmax(excess), got.shape)
         relative = error[worst] / np.abs(want[worst]) if want[worst] != 0 else np.inf
+        room_there = float(np.broadcast_to(allowance.room, got.shape)[worst])
     pytest.fail(
         f"{what} differs from the float64 NumPy reference at {np.count_nonzero(~matches)} of "
         f"{got.size} elements (rtol={tolerance.rtol:g}, atol={tolerance.atol:g}).\n"
         f"Worst at index {tuple(int(i) for i in worst)}: got {float(got[worst])!r}, expected "
-        f"{float(want[worst])!r} (absolute error {error[worst]:.3g}, relative error {relative:.3g}"
-        f"; rounding room {np.broadcast_to(room, got.shape)[worst]:.3g})"
+        f"{float(want[worst])!r}: absolute error {error[worst]:.3g} (relative {relative:.3g}), "
+        f"{excess[worst]:.3g} times the {allowed[worst]:.3g} allowed "
+        f"(atol + rtol * |expected| + a rounding room of {room_there:.3g})"
     )
 
 
@@ -421,28 +647,188 @@ def _reference(function: Function, arguments: Sequence[Any], parameters: Paramet
         return function(*arguments, **parameters)
 
 
+def _nudged(arguments: Operands, eps: float, rng: np.random.Generator) -> list[NDArray[Any]]:
+    """The floating arguments, each element moved by a random relative amount up to `eps`."""
+    # np.asarray: arithmetic on a 0-d array gives a NumPy scalar, which no function accepts.
+    return [
+        np.asarray(value * (1 + eps * rng.uniform(-1, 1, value.shape)))
+        if value.dtype.kind == "f"
+        else value
+        for value in arguments
+    ]
+
+
+def _finite(result: Any) -> NDArray[np.float64]:
+    with np.errstate(invalid="ignore", over="ignore"):
+        return to_numpy(result)
+
+
+def _quietly(
+    function: Function, arguments: Sequence[Any], parameters: Parameters
+) -> NDArray[np.float64] | None:
+    """The reference's result in float64, or None where it raises."""
+    try:
+        return _finite(_reference(function, arguments, parameters))
+    except Exception:  # noqa: BLE001 - any refusal means the same here
+        return None
+
+
+def _rounding(function: Function, arguments: Operands, parameters: Parameters, dtype: str) -> Room:
+    """How far the reference run in `dtype` lands from its float64 result (module docstring):
+    the largest error over `ROUNDINGS` inputs, and where the dtype overflows along the way."""
+    native = dtype if dtype in {"float32", "float16"} else "float32"
+    scale = float(torch.finfo(getattr(torch, dtype)).eps / np.finfo(native).eps)
+    same_range = dtype != "float64"  # bfloat16 has float32's range
+    rng = np.random.default_rng(1)
+    largest = np.zeros(())
+    overflows = np.zeros((), dtype=bool)
+    for attempt in range(ROUNDINGS):
+        inputs = _nudged(arguments, 0.0 if attempt == 0 else 2 * float(np.finfo(native).eps), rng)
+        rounded = [value.astype(native) if value.dtype.kind == "f" else value for value in inputs]
+        low = _quietly(function, rounded, parameters)
+        exact = _quietly(function, [to_numpy(value) for value in rounded], parameters)
+        if low is None or exact is None or low.shape != exact.shape:
+            continue  # a reference that refuses the dtype: no estimate from it
+        with np.errstate(invalid="ignore"):
+            lost = np.isfinite(exact) & ~np.isfinite(low)
+            error = np.where(np.isfinite(exact) & np.isfinite(low), np.abs(low - exact), 0.0)
+        largest = np.maximum(largest, scale * error)
+        if same_range:
+            overflows = overflows | lost
+    return Room(largest, overflows)
+
+
 def _room(
     function: Function, arguments: Operands, parameters: Parameters, expected: Any, dtype: str
-) -> NDArray[np.float64]:
-    """`SENSITIVITY` times the reference's largest change, element by element, when every
-    floating input is nudged by up to one epsilon of `dtype` (see the module docstring)."""
+) -> Room:
+    """`ROOM` times the larger of the reference's sensitivity and its rounding in `dtype`."""
     eps = float(torch.finfo(getattr(torch, dtype)).eps)
-    rng = np.random.default_rng(0)
     want = to_numpy(expected)
-    largest = np.zeros(want.shape)
+    rng = np.random.default_rng(0)
+    sensitivity = np.zeros(want.shape)
     for _ in range(NUDGES):
-        # np.asarray: arithmetic on a 0-d array gives a NumPy scalar, which no function accepts.
-        nudged = [
-            np.asarray(value * (1 + eps * rng.uniform(-1, 1, value.shape)))
-            if value.dtype.kind == "f"
-            else value
-            for value in arguments
-        ]
         with np.errstate(invalid="ignore", over="ignore"):
-            change = np.abs(to_numpy(_reference(function, nudged, parameters)) - want)
+            change = np.abs(
+                _finite(_reference(function, _nudged(arguments, eps, rng), parameters)) - want
+            )
         # Both infinite (nan): the values must be equal. Only the nudged one: anything goes.
-        largest = np.maximum(largest, np.nan_to_num(change, nan=0.0, posinf=np.inf))
-    return SENSITIVITY * largest
+        sensitivity = np.maximum(sensitivity, np.nan_to_num(change, nan=0.0, posinf=np.inf))
+    rounding = _rounding(function, arguments, parameters, dtype)
+    room = ROOM * np.maximum(sensitivity, np.broadcast_to(rounding.room, want.shape))
+    return Room(room, np.broadcast_to(rounding.overflows, want.shape))
+
+
+# --- Calling the function -------------------------------------------------------------------
+
+
+def _names(function: Function, count: int) -> list[str]:
+    """The names of `function`'s first `count` arguments, for messages."""
+    try:
+        names = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        names = []
+    return [names[i] if i < len(names) else f"operand {i}" for i in range(count)]
+
+
+def _snapshot(values: Sequence[Any]) -> list[NDArray[Any] | None]:
+    """NumPy copies of the arrays that a call could change (None: immutable, or no data)."""
+    copies: list[NDArray[Any] | None] = []
+    for value in values:
+        if isinstance(value, np.ndarray):
+            copies.append(value.copy())
+        elif isinstance(value, torch.Tensor) and value.device.type != "meta":
+            copies.append(to_numpy(value))
+        else:
+            copies.append(None)  # JAX arrays are immutable
+    return copies
+
+
+def _assert_unchanged(
+    function: Function, before: Sequence[NDArray[Any] | None], after: Sequence[Any], who: str
+) -> None:
+    __tracebackhide__ = True
+    for name, old, value in zip(_names(function, len(after)), before, after, strict=True):
+        if old is None:
+            continue
+        new = to_numpy(value)
+        if not np.array_equal(old, new, equal_nan=True):
+            changed = np.count_nonzero(~((old == new) | (np.isnan(old) & np.isnan(new))))
+            pytest.fail(
+                f"{who} changed its operand {name} in place ({changed} of {old.size} elements): "
+                f"work on a copy (`{name} = {name} - m`, not `{name} -= m`; no out=, no `_` "
+                "methods)"
+            )
+
+
+def _shapes(function: Function, arguments: Sequence[Any]) -> str:
+    names = _names(function, len(arguments))
+    return ", ".join(f"{n} {tuple(np.shape(a))}" for n, a in zip(names, arguments, strict=True))
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The reference's outcome for one call: its result, or the error it raised."""
+
+    result: Any = None
+    error: Exception | None = None
+
+
+def _expected(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Expected:
+    """The reference on float64 copies of `arguments` (any backend), checked to leave them alone."""
+    __tracebackhide__ = True
+    inputs = [to_numpy(argument) for argument in arguments]
+    before = _snapshot(inputs)
+    try:
+        result = _reference(function, inputs, parameters)
+    except NotImplementedError:
+        raise
+    except Exception as error:  # noqa: BLE001 - any error of the reference is part of the spec
+        return Expected(error=error)
+    finally:
+        _assert_unchanged(function, before, inputs, f"the NumPy reference {function.__name__}")
+    return Expected(result)
+
+
+def _port(
+    call: Callable[[], Any],
+    function: Function,
+    arguments: Sequence[Any],
+    expected: Expected,
+    what: str,
+) -> Any:
+    """`call()`, the target's computation, which must raise if and only if the reference raises,
+    and leave `arguments` alone. Returns its result (None when both raised)."""
+    __tracebackhide__ = True
+    before = _snapshot(arguments)
+    try:
+        result = call()
+    except NotImplementedError:  # "not implemented yet": conftest reports it as XFAIL
+        raise
+    except Exception as error:
+        if expected.error is not None:
+            return None  # both raise: which exception is each backend's own choice
+        shape = tuple(np.shape(to_numpy(expected.result)))
+        name = function.__name__
+        msg = (
+            f"{what} raised {type(error).__name__}: {error}\nwhere the NumPy reference returns a "
+            f"result of shape {shape}, for {_shapes(function, arguments)}. If such inputs are "
+            f"outside what {name} should accept, make the reference refuse them too (raise "
+            f"ValueError in _{name}_numpy), or keep the tests away from them with the test's "
+            "SPEC: a larger min_dims, or the shapes, sides and values it allows."
+        )
+        raise pytest.fail.Exception(msg) from error
+    _assert_unchanged(function, before, arguments, what)
+    if expected.error is not None:
+        refusal = expected.error
+        pytest.fail(
+            f"{what} returned a result of shape {tuple(np.shape(result))} where the NumPy "
+            f"reference raises {type(refusal).__name__}: {refusal} (for "
+            f"{_shapes(function, arguments)})"
+        )
+    return result
+
+
+# --- Values ---------------------------------------------------------------------------------
 
 
 def assert_matches_reference(
@@ -457,48 +843,21 @@ def assert_matches_reference(
 
     The operands are converted to the target first, so the reference sees exactly the values
     the target sees (rounded to its dtype), computed in float64; see the module docstring for
-    the tolerance. Where the reference raises, the target must raise too (any exception: each
-    backend words an empty reduction its own way).
+    the tolerance and for a raising reference.
     """
     __tracebackhide__ = True
     parameters = parameters or {}
     arguments = [target.asarray(value) for value in operands]
-    reference_arguments = [to_numpy(argument) for argument in arguments]
+    expected = _expected(function, arguments, parameters)
     what = f"{function.__name__} on {target}"
-    try:
-        expected = _reference(function, reference_arguments, parameters)
-    except NotImplementedError:
-        raise
-    # Any error of the reference is part of the spec.
-    except Exception as error:  # noqa: BLE001
-        _assert_raises_too(function, target, arguments, parameters, error, what)
-        return
-    actual = BACKENDS[target.backend].call(function, arguments, parameters)
-    room = _room(function, reference_arguments, parameters, expected, target.dtype)
-    assert_close(actual, expected, target=target, what=what, tolerances=tolerances, room=room)
-
-
-def _assert_raises_too(
-    function: Function,
-    target: Target,
-    arguments: Sequence[Any],
-    parameters: Parameters,
-    error: Exception,
-    what: str,
-) -> None:
-    __tracebackhide__ = True
-    try:
-        result = BACKENDS[target.backend].call(function, arguments, parameters)
-    except NotImplementedError:
-        raise
-    # Raised: which exception is each backend's own choice.
-    except Exception:  # noqa: BLE001
-        return
-    shape = tuple(getattr(result, "shape", ()))
-    pytest.fail(
-        f"{what} returned a result of shape {shape} where the NumPy reference raises "
-        f"{type(error).__name__}: {error}"
-    )
+    call = functools.partial(BACKENDS[target.backend].call, function, arguments, parameters)
+    actual = _port(call, function, arguments, expected, what)
+    if expected.error is None:
+        inputs = [to_numpy(argument) for argument in arguments]
+        room = _room(function, inputs, parameters, expected.result, target.dtype)
+        assert_close(
+            actual, expected.result, target=target, what=what, tolerances=tolerances, room=room
+        )
 
 
 def assert_keeps_type_dtype_device(
@@ -508,31 +867,95 @@ def assert_keeps_type_dtype_device(
     reference's shape; values are not compared (on the ``meta`` device there are none)."""
     __tracebackhide__ = True
     parameters = parameters or {}
-    expected = function(*operands, **parameters)
-    actual = function(*[target.asarray(value) for value in operands], **parameters)
+    expected = _expected(function, list(operands), parameters)
+    arguments = [target.asarray(value) for value in operands]
     what = f"{function.__name__} on {target}"
-    _check_type_dtype_device(actual, np.shape(expected), target=target, what=what)
+    actual = _port(lambda: function(*arguments, **parameters), function, arguments, expected, what)
+    if expected.error is None:
+        _check_type_dtype_device(actual, np.shape(expected.result), target=target, what=what)
 
 
 # --- Gradients ------------------------------------------------------------------------------
 
 
-def numerical_gradient(
-    function: Callable[[NDArray[np.float64]], float], x: NDArray[np.float64], step: float = 6e-6
-) -> NDArray[np.float64]:
-    """Central differences: (f(x + h e_i) - f(x - h e_i)) / 2h for each element i of `x`.
+@dataclass(frozen=True)
+class Differences:
+    """Finite differences of a loss with respect to each element of one operand, and the
+    differences' own estimated error (module docstring, "Gradients")."""
 
-    The step balances truncation error (~h^2) against rounding error (~eps/h) in float64:
-    h ~ eps^(1/3) relative to |x_i|, for an error of ~1e-10.
-    """
-    gradient = np.empty_like(x)
-    for index in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        h = step * max(1.0, abs(float(x[index])))
-        up[index] += h
-        down[index] -= h
-        gradient[index] = (function(up) - function(down)) / (up[index] - down[index])
-    return gradient
+    central: NDArray[np.float64]  # step h
+    forward: NDArray[np.float64]
+    backward: NDArray[np.float64]
+    error: NDArray[np.float64]  # |central - central with step 2h| + rounding / h
+
+
+def finite_differences(
+    loss: Callable[[NDArray[np.float64]], float], x: NDArray[np.float64], rounding: float
+) -> Differences:
+    """Central, forward and backward differences of `loss` at `x`, element by element, with a
+    step ``h = DIFFERENCE_STEP * max(1, |x_i|)``; `rounding` is the loss's own rounding error.
+    Where `loss` is not finite (or raises) a step or two away, the differences are NaN."""
+    shape = x.shape
+    central, forward, backward, error = (np.full(shape, np.nan) for _ in range(4))
+
+    def at(index: tuple[int, ...], offset: float) -> tuple[float, float]:
+        moved = x.copy()
+        moved[index] = x[index] + offset
+        try:
+            return float(moved[index]), float(loss(moved))
+        except Exception:  # noqa: BLE001 - outside the reference's domain: not compared here
+            return float(moved[index]), float("nan")
+
+    center = float(loss(x))
+    for index in np.ndindex(shape):
+        h = DIFFERENCE_STEP * max(1.0, abs(float(x[index])))
+        (x1, up), (x0, down) = at(index, h), at(index, -h)
+        (x3, up2), (x2, down2) = at(index, 2 * h), at(index, -2 * h)
+        central[index] = (up - down) / (x1 - x0)
+        wide = (up2 - down2) / (x3 - x2)
+        forward[index] = (up - center) / (x1 - float(x[index]))
+        backward[index] = (center - down) / (float(x[index]) - x0)
+        error[index] = abs(central[index] - wide) + rounding / h
+    return Differences(central, forward, backward, error)
+
+
+def _assert_gradient_close(
+    gradient: Any,
+    differences: Differences,
+    *,
+    target: Target,
+    what: str,
+    outputs_finite: bool,
+) -> None:
+    __tracebackhide__ = True
+    _check_type_dtype_device(gradient, differences.central.shape, target=target, what=what)
+    got = to_numpy(gradient)
+    c, f, b = differences.central, differences.forward, differences.backward
+    tolerance = GRADIENT_TOLERANCE
+    with np.errstate(invalid="ignore"):
+        low, high = np.minimum(np.minimum(c, f), b), np.maximum(np.maximum(c, f), b)
+        allowed = (
+            tolerance.atol + tolerance.rtol * np.abs(c) + DIFFERENCE_SAFETY * differences.error
+        )
+        distance = np.maximum(np.maximum(low - got, got - high), 0.0)
+        compared = np.isfinite(low) & np.isfinite(high) & np.isfinite(differences.error)
+        if not outputs_finite:  # 0 * inf: the zero weight of a non-finite output gives NaN
+            compared &= np.isfinite(got)
+        matches = ~compared | (distance <= allowed)
+        if matches.all():
+            return
+        excess = np.where(matches, -np.inf, np.nan_to_num(distance / allowed, nan=np.inf))
+    worst = np.unravel_index(np.argmax(excess), got.shape)
+    pytest.fail(
+        f"{what} differs from finite differences of the float64 NumPy reference at "
+        f"{np.count_nonzero(~matches)} of {got.size} elements.\n"
+        f"Worst at index {tuple(int(i) for i in worst)}: got {float(got[worst])!r}, central "
+        f"difference {float(c[worst])!r} (one-sided: {float(b[worst])!r} and {float(f[worst])!r}); "
+        f"{float(distance[worst]):.3g} away, {float(excess[worst]):.3g} times the "
+        f"{float(allowed[worst]):.3g} allowed (atol + rtol * |central| + "
+        f"{DIFFERENCE_SAFETY:g} * the differences' estimated error "
+        f"{float(differences.error[worst]):.3g})"
+    )
 
 
 def assert_gradient_matches_reference(
@@ -544,50 +967,57 @@ def assert_gradient_matches_reference(
     wrt: Sequence[int] | None = None,
 ) -> None:
     """The gradient of ``sum(w * function(...))``, with fixed random weights w, with respect to
-    each operand in `wrt` (by position; default: every floating one) matches central
-    differences of the float64 NumPy reference, within `GRADIENT_TOLERANCE`.
+    each operand in `wrt` (by position; default: every floating one) matches finite differences
+    of the float64 NumPy reference, as the module docstring says ("Gradients").
 
     Each of the backend's ways to take gradients is checked (its ``gradients`` in `BACKENDS`;
-    PyTorch: ``torch.autograd.grad`` and ``torch.func.grad``), then, on PyTorch, ``gradcheck``
-    of the whole Jacobian. Use a float64 target.
+    PyTorch: ``torch.autograd.grad`` and ``torch.func.grad``). Use a float64 target.
     """
     __tracebackhide__ = True
     parameters = parameters or {}
     reference = [np.asarray(value) for value in operands]
-    if wrt is None:
-        wrt = [i for i, value in enumerate(reference) if value.dtype.kind == "f"]
-    weights = np.random.default_rng(0).standard_normal(np.shape(function(*reference, **parameters)))
+    arguments = [target.asarray(value) for value in reference]
+    expected = _expected(function, arguments, parameters)
     gradients = BACKENDS[target.backend].gradients
     if gradients is None:
         pytest.fail(f"no gradients on {target.backend}")
-    arguments = [target.asarray(value) for value in reference]
-    found = gradients(function, arguments, list(wrt), weights, parameters)
+    if wrt is None:
+        wrt = [i for i, value in enumerate(reference) if value.dtype.kind == "f"]
+    outputs = to_numpy(expected.result) if expected.error is None else np.zeros(())
+    weights = np.random.default_rng(0).standard_normal(outputs.shape)
+    with np.errstate(invalid="ignore"):
+        weights = np.where(np.isfinite(outputs), weights, 0.0)
+    what = f"the gradient of {function.__name__} on {target}"
+    call = functools.partial(gradients, function, arguments, list(wrt), weights, parameters)
+    found = _port(call, function, arguments, expected, what)
+    if expected.error is not None:
+        return
+    finite = np.isfinite(outputs)
+    own = np.asarray(_rounding(function, reference, parameters, "float64").room)
+    rounding = float(
+        np.finfo(np.float64).eps * np.sum(np.abs(weights * np.where(finite, outputs, 0)))
+    )
+    rounding += float(np.sum(np.abs(weights) * np.where(finite, own, 0)))
     for position in wrt:
 
         def loss(x: NDArray[np.float64], position: int = position) -> float:
             changed = [*reference[:position], x, *reference[position + 1 :]]
-            return float(np.sum(weights * function(*changed, **parameters)))
+            values = _finite(_reference(function, changed, parameters))
+            with np.errstate(invalid="ignore"):
+                return float(np.sum(np.where(weights != 0, weights * values, 0.0)))
 
-        expected = numerical_gradient(loss, reference[position])
+        differences = finite_differences(loss, reference[position], rounding)
+        name = _names(function, len(reference))[position]
         for method, gradient in found[position].items():
-            what = f"the {method} gradient of {function.__name__} for operand {position}"
+            what = f"the {method} gradient of {function.__name__} for {name} on {target}"
             if gradient is None:
                 pytest.fail(
-                    f"{what} on {target} is missing: the port cuts the graph of that operand "
+                    f"{what} is missing: the port cuts the graph of that operand "
                     "(.detach(), .item(), .numpy(), torch.tensor(...), an in-place write)"
                 )
-            assert_close(
-                gradient,
-                expected,
-                target=target,
-                tolerances={target.dtype: GRADIENT_TOLERANCE},
-                what=f"{what} on {target}",
+            _assert_gradient_close(
+                gradient, differences, target=target, what=what, outputs_finite=bool(finite.all())
             )
-    if target.backend == "torch":  # torch's own finite differences, for every output
-        torch.autograd.gradcheck(
-            lambda *chosen: function(*_replace(arguments, wrt, chosen), **parameters),
-            tuple(arguments[position].detach().requires_grad_() for position in wrt),
-        )
 
 
 def _replace(
@@ -603,6 +1033,47 @@ def _replace(
 # --- Transformations: compile, vmap ---------------------------------------------------------
 
 
+def _close_to(
+    function: Function,
+    target: Target,
+    arguments: Sequence[Any],
+    parameters: Parameters,
+    *,
+    batched: Sequence[bool] | None = None,
+) -> tuple[Expected, Callable[[Any, Any, str, Mapping[str, Tolerance] | None], None]]:
+    """The reference's outcome for `arguments`, and a check that a result of the target is
+    within the room of that computation of an eager one (per slice of the batch, if `batched`)."""
+    __tracebackhide__ = True
+    if batched is None:
+        expected = _expected(function, arguments, parameters)
+        results = [] if expected.error else [expected.result]
+        slices = [arguments]
+    else:
+        slices = [
+            [
+                value[i] if mapped else value
+                for value, mapped in zip(arguments, batched, strict=True)
+            ]
+            for i in range(len(next(a for a, m in zip(arguments, batched, strict=True) if m)))
+        ]
+        outcomes = [_expected(function, one, parameters) for one in slices]
+        expected = next((outcome for outcome in outcomes if outcome.error), Expected(0.0))
+        results = [outcome.result for outcome in outcomes] if expected.error is None else []
+    rooms = [
+        _room(function, [to_numpy(a) for a in one], parameters, result, target.dtype)
+        for one, result in zip(slices, results, strict=False)
+    ]
+
+    def check(
+        actual: Any, eager: Any, what: str, tolerances: Mapping[str, Tolerance] | None
+    ) -> None:
+        __tracebackhide__ = True
+        room = rooms[0] if batched is None else Room(np.stack([np.asarray(r.room) for r in rooms]))
+        assert_close(actual, eager, target=target, what=what, tolerances=tolerances, room=room)
+
+    return expected, check
+
+
 def assert_compiled_matches_eager(
     function: Function,
     target: Target,
@@ -612,8 +1083,9 @@ def assert_compiled_matches_eager(
     compiler: str = "aot_eager",
     tolerances: Mapping[str, Tolerance] | None = None,
 ) -> None:
-    """`function` compiled as one whole graph gives the eager result, and is compiled once
-    for two calls with different values of the same shapes and dtypes.
+    """`function` compiled as one whole graph gives the eager result (within the room of the
+    computation, as `assert_matches_reference` allows), and is compiled once for two calls with
+    different values of the same shapes and dtypes.
 
     PyTorch: ``torch.compile(fullgraph=True)``, so any graph break is an error. The default
     `compiler`, ``aot_eager``, traces the forward and backward graphs as inductor would but
@@ -623,25 +1095,24 @@ def assert_compiled_matches_eager(
     """
     __tracebackhide__ = True
     parameters = parameters or {}
+    compile_ = BACKENDS[target.backend].compile
+    if compile_ is None:
+        pytest.fail(f"no compiler for {target.backend}")
     calls = [
         [target.asarray(value) for value in operands],
         [target.asarray(_other_values(value)) for value in operands],
     ]
-    eager = [function(*arguments, **parameters) for arguments in calls]  # errors raise here
-    compile_ = BACKENDS[target.backend].compile
-    if compile_ is None:
-        pytest.fail(f"no compiler for {target.backend}")
     compiled, count, how = compile_(functools.partial(function, **parameters), compiler)
     name = f"{how} of {function.__name__} on {target}"
-    for arguments, expected in zip(calls, eager, strict=True):
-        assert_close(
-            compiled(*arguments),
-            expected,
-            target=target,
-            tolerances=tolerances,
-            what=name,
-        )
-    if count() != 1:
+    for arguments in calls:
+        expected, check = _close_to(function, target, arguments, parameters)
+        what = f"{function.__name__} on {target}"
+        eager = functools.partial(function, *arguments, **parameters)
+        eager_result = _port(eager, function, arguments, expected, what)
+        result = _port(functools.partial(compiled, *arguments), function, arguments, expected, name)
+        if expected.error is None:
+            check(result, eager_result, name, tolerances)
+    if count() > 1:
         pytest.fail(
             f"{name} compiled {count()} times for two calls with the same shapes and dtypes: a "
             "guard failed on the second call (a changing Python value, .item(), a branch on data?)"
@@ -659,24 +1130,41 @@ def assert_vmap_matches_loop(
     operands: Operands,
     parameters: Parameters | None = None,
     *,
+    spec: Spec | None = None,
     tolerances: Mapping[str, Tolerance] | None = None,
 ) -> None:
-    """``torch.func.vmap`` of `function` over the leading axis of every operand equals
-    `function` applied to each slice, stacked."""
+    """``torch.func.vmap`` of `function` over the leading axis of the batched operands (those
+    with ``...`` in `spec`; every operand without a `spec`) equals `function` applied to each
+    slice, stacked, within the room of the computation."""
     __tracebackhide__ = True
     parameters = parameters or {}
     arguments = [target.asarray(value) for value in operands]
-    looped = torch.stack(
-        [function(*slices, **parameters) for slices in zip(*arguments, strict=True)]
-    )
-    batched = torch.func.vmap(functools.partial(function, **parameters))(*arguments)
-    assert_close(
-        batched,
-        looped,
-        target=target,
-        tolerances=tolerances,
-        what=f"torch.func.vmap of {function.__name__} on {target}",
-    )
+    batched = spec.batched if spec is not None else (True,) * len(arguments)
+    if not any(batched):
+        pytest.skip(
+            f"{function.__name__}: no operand has batch axes ('...' in its Spec) to map over"
+        )
+    expected, check = _close_to(function, target, arguments, parameters, batched=batched)
+    what = f"torch.func.vmap of {function.__name__} on {target}"
+
+    def loop() -> torch.Tensor:
+        size = len(next(a for a, m in zip(arguments, batched, strict=True) if m))
+        return torch.stack(
+            [
+                function(
+                    *[a[i] if m else a for a, m in zip(arguments, batched, strict=True)],
+                    **parameters,
+                )
+                for i in range(size)
+            ]
+        )
+
+    looped = _port(loop, function, arguments, expected, f"{function.__name__} on {target}")
+    in_dims = tuple(0 if mapped else None for mapped in batched)
+    mapped = torch.func.vmap(functools.partial(function, **parameters), in_dims=in_dims)
+    result = _port(lambda: mapped(*arguments), function, arguments, expected, what)
+    if expected.error is None:
+        check(result, looped, what, tolerances)
 
 
 # --- Refused inputs -------------------------------------------------------------------------
@@ -793,7 +1281,7 @@ def _torch_gradients(
     weights: NDArray[np.float64],
     parameters: Parameters,
 ) -> dict[int, dict[str, Any]]:
-    chosen = [arguments[position].requires_grad_() for position in wrt]
+    chosen = [arguments[position].detach().requires_grad_() for position in wrt]
     first = chosen[0]
     w = torch.as_tensor(weights, dtype=first.dtype, device=first.device)
 
@@ -822,13 +1310,17 @@ def _torch_compile(function: Function, compiler: str) -> tuple[Function, Callabl
     counter = CompileCounterWithBackend(compiler)
     compiled = torch.compile(function, backend=counter, fullgraph=True)
     return compiled, lambda: counter.frame_count, f"torch.compile(backend={compiler!r})"
-{%- if cookiecutter.jax %}
 
 
-# JAX compiles every operation anew for each input shape (tens of ms each on a CPU), so
-# hypothesis draws the values of JAX inputs but keeps to fixed shapes: batch axes `JAX_BATCH`,
-# and sizes 2, 3, 4, ... for the dimension letters.
-JAX_BATCH = (2, 3)
+def _uses_jax() -> bool:
+    """Whether this repo has JAX as a backend: its pyproject.toml declares a ``jax`` extra."""
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    extras = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"].get(
+        "optional-dependencies", {}
+    )
+    return "jax" in extras
+
+
 # JAX's float16 and bfloat16 work on CPU but cost a second of compilation per algorithm:
 # add them here when they matter to you.
 JAX_DTYPES = ("float64", "float32")
@@ -890,7 +1382,7 @@ def _jax_gradient(
     import jax
     import jax.numpy as jnp
 
-    def loss(w: jax.Array, *arguments: jax.Array) -> jax.Array:
+    def loss(w: Any, *arguments: Any) -> Any:
         return jnp.sum(w * function(*arguments, **dict(parameters)))
 
     return jax.jit(jax.grad(loss, argnums=tuple(1 + position for position in wrt)))
@@ -909,7 +1401,6 @@ def _jax_compile(function: Function, compiler: str) -> tuple[Function, Callable[
         return function(*arguments)
 
     return jax.jit(traced), lambda: traces, "jax.jit"
-{%- endif %}
 
 
 #: The backends by name, the reference first; every other one is a port.
@@ -931,18 +1422,22 @@ BACKENDS: Mapping[str, Backend] = {
         gradients=_torch_gradients,
         compile=_torch_compile,
     ),
-{%- if cookiecutter.jax %}
-    "jax": Backend(
-        dtypes=JAX_DTYPES,
-        devices=("cpu", "cuda"),
-        asarray=_jax_asarray,
-        to_numpy=np.asarray,
-        describe=_jax_describe,
-        call=_jax_call,
-        gradients=_jax_gradients,
-        compile=_jax_compile,
+    **(
+        {
+            "jax": Backend(
+                dtypes=JAX_DTYPES,
+                devices=("cpu", "cuda"),
+                asarray=_jax_asarray,
+                to_numpy=np.asarray,
+                describe=_jax_describe,
+                call=_jax_call,
+                gradients=_jax_gradients,
+                compile=_jax_compile,
+            )
+        }
+        if _uses_jax()
+        else {}
     ),
-{%- endif %}
 }
 #: The ports: the backends compared with NumPy, with gradients and compilers.
 PORTS = tuple(BACKENDS)[1:]

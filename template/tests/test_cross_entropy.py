@@ -18,10 +18,11 @@ from parity import Target, Tolerance
 
 # --- What the tests draw ----------------------------------------------------------------------
 
-#: The operands' axes (see `parity.shapes`): logits (..., C) and integer labels (...) in [0, C).
-SHAPES = {"logits": "...c", "labels": "..."}
+#: What cross_entropy takes, declared once for every helper below (`parity.Spec` says more):
+#: logits (..., C) and integer labels (...) in [0, C).
+SPEC = parity.Spec(shapes={"logits": "...c", "labels": "..."})
 #: A result matches where |result - reference| <= atol + rtol * |reference| + the room that the
-#: reference's own sensitivity to rounding gives (see `parity`). rtol and atol per dtype, here
+#: reference's own sensitivity and rounding give (see `parity`). rtol and atol per dtype, here
 #: overriding `parity.TOLERANCES`, e.g. {"bfloat16": Tolerance(rtol=0.05, atol=0.01)}.
 TOLERANCES: dict[str, Tolerance] = {}
 #: Operands (float64 logits, int64 labels, as NumPy arrays) and parameters of one call.
@@ -29,16 +30,16 @@ Call = tuple[tuple[NDArray[Any], ...], dict[str, Any]]
 
 
 def draw(data: st.DataObject, target: Target, *, extremes: bool = False, max_side: int = 5) -> Call:
-    """Logits and labels with the shapes of `SHAPES`."""
-    shapes = data.draw(parity.shapes(target, SHAPES, max_side=max_side), label="shapes")
+    """Logits and labels with the shapes `SPEC` allows."""
+    shapes = data.draw(parity.shapes(target, SPEC, max_side=max_side), label="shapes")
     logits = data.draw(parity.arrays(target, shapes["logits"], extremes=extremes), label="logits")
     labels = data.draw(parity.labels(shapes["labels"], shapes["logits"][-1]), label="labels")
     return (logits, labels), {}
 
 
 def benchmark_inputs(size: int) -> Call:
-    """One call with about `size` logits (for benchmarks/), from `SHAPES`."""
-    shapes = parity.sized_shapes(SHAPES, size)
+    """One call with about `size` logits (for benchmarks/), as `SPEC` allows."""
+    shapes = parity.sized_shapes(SPEC, size)
     rng = np.random.default_rng(0)
     logits = rng.normal(size=shapes["logits"])
     return (logits, rng.integers(0, logits.shape[-1], size=shapes["labels"])), {}
@@ -107,7 +108,7 @@ def test_large_logits_do_not_overflow(target: Target) -> None:
 def test_edge_shapes(target: Target, case: str) -> None:
     # "smallest": one row of one class and a 0-d label; "empty": no classes at all, which the
     # reference refuses (a maximum of nothing), and so must every port.
-    shapes = parity.edge_shapes(SHAPES)[case]
+    shapes = parity.edge_shapes(SPEC)[case]
     operands = (np.ones(shapes["logits"]), np.zeros(shapes["labels"], dtype=np.int64))
     parity.assert_matches_reference(cross_entropy, target, operands)
 
@@ -141,7 +142,7 @@ def test_compiles_with_inductor(target: Target) -> None:
 
 @parity.over(["torch"], ["float64"])
 def test_vmap_matches_loop(target: Target) -> None:
-    parity.assert_vmap_matches_loop(cross_entropy, target, (LOGITS, LABELS))
+    parity.assert_vmap_matches_loop(cross_entropy, target, (LOGITS, LABELS), spec=SPEC)
 
 
 def test_rejects_unsupported_inputs() -> None:

@@ -17,11 +17,11 @@ from parity import Target, Tolerance
 
 # --- What the tests draw ----------------------------------------------------------------------
 
-#: The operands' axes (see `parity.shapes`): x has any shape with at least one axis.
-SHAPES = {"x": "..."}
-MIN_DIMS = 1
+#: What softmax takes, declared once for every helper below (`parity.Spec` says more): x of any
+#: shape with at least one axis, values from -10 to 10 (and extremes, where a test asks).
+SPEC = parity.Spec(shapes={"x": "..."}, min_dims=1)
 #: A result matches where |result - reference| <= atol + rtol * |reference| + the room that the
-#: reference's own sensitivity to rounding gives (see `parity`). rtol and atol per dtype, here
+#: reference's own sensitivity and rounding give (see `parity`). rtol and atol per dtype, here
 #: overriding `parity.TOLERANCES`, e.g. {"bfloat16": Tolerance(rtol=0.05, atol=0.01)}.
 TOLERANCES: dict[str, Tolerance] = {}
 #: Operands (float64 NumPy arrays) and parameters of one call.
@@ -29,17 +29,16 @@ Call = tuple[tuple[NDArray[np.float64], ...], dict[str, Any]]
 
 
 def draw(data: st.DataObject, target: Target, *, extremes: bool = False, max_side: int = 5) -> Call:
-    """x of any shape in `SHAPES`, and an axis of x."""
-    drawn = parity.operands(target, SHAPES, min_dims=MIN_DIMS, max_side=max_side, extremes=extremes)
+    """x as `SPEC` allows, and an axis of x."""
+    drawn = parity.operands(target, SPEC, max_side=max_side, extremes=extremes)
     (x,) = data.draw(drawn, label="x")
     axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
     return (x,), {"axis": axis}
 
 
 def benchmark_inputs(size: int) -> Call:
-    """One call with about `size` elements (for benchmarks/), from `SHAPES`."""
-    shape = parity.sized_shapes(SHAPES, size, min_dims=MIN_DIMS)["x"]
-    return (np.random.default_rng(0).normal(size=shape),), {"axis": -1}
+    """One call with about `size` elements (for benchmarks/), as `SPEC` allows."""
+    return parity.sized_operands(SPEC, size), {"axis": -1}
 
 
 X = np.random.default_rng(0).normal(size=(2, 3))
@@ -99,8 +98,8 @@ def test_large_logits_do_not_overflow(target: Target) -> None:
 @pytest.mark.parametrize("case", ["smallest", "empty", "0-d"])
 def test_edge_shapes(target: Target, case: str) -> None:
     # Where the reference raises (an empty reduction, a 0-d x), every port raises too.
-    shape = {**parity.edge_shapes(SHAPES, min_dims=MIN_DIMS), "0-d": {"x": ()}}[case]["x"]
-    parity.assert_matches_reference(softmax, target, (np.ones(shape),))
+    operands = (np.ones(()),) if case == "0-d" else parity.edge_operands(SPEC, case)
+    parity.assert_matches_reference(softmax, target, operands)
 
 
 @parity.over(devices=["meta"])
@@ -131,7 +130,7 @@ def test_compiles_with_inductor(target: Target) -> None:
 
 @parity.over(["torch"], ["float64"])
 def test_vmap_matches_loop(target: Target) -> None:
-    parity.assert_vmap_matches_loop(softmax, target, (X,))
+    parity.assert_vmap_matches_loop(softmax, target, (X,), spec=SPEC)
 
 
 def test_rejects_unsupported_inputs() -> None:
