@@ -20,6 +20,7 @@ configuration):
     TORCH_CUDA_INDEX_URL  where `tests_cuda` gets torch (default: PyTorch's CUDA 12.8 index, or
                           "" as above)
     REQUIRE_GPU=1         make `tests_cuda` fail, not skip, on a machine without an NVIDIA GPU
+    HYPOTHESIS_SEED       the seed of `tests_thorough` (default: a fresh random one, printed)
     GITHUB_OUTPUT         set by GitHub Actions: `template_update` writes its results there
 """
 
@@ -29,6 +30,7 @@ import functools
 import hashlib
 import json
 import os
+import random
 import re
 import shutil
 import socket
@@ -225,6 +227,24 @@ def tests(session: nox.Session) -> None:
     """
     install_when_changed(session, TORCH_INDEX_URL, *TEST_REQUIREMENTS)
     session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session(default=False)
+def tests_thorough(session: nox.Session) -> None:
+    """Run the tests with 300 hypothesis examples each, from a fresh random seed it prints.
+
+    `HYPOTHESIS_SEED=SEED nox -s tests_thorough` repeats a run: the seed draws the same examples.
+    No example database: every run starts from its seed alone.
+    """
+    seed = os.environ.get("HYPOTHESIS_SEED") or str(random.SystemRandom().randrange(2**32))
+    again = f"HYPOTHESIS_SEED={seed} nox -s tests_thorough"
+    install_when_changed(session, TORCH_INDEX_URL, *TEST_REQUIREMENTS)
+    session.log(f"hypothesis seed {seed}; to repeat this run: {again}")
+    options = ["--hypothesis-profile=thorough", f"--hypothesis-seed={seed}"]
+    try:
+        session.run("python", "-m", "pytest", *options, "-p", "no:cacheprovider", *session.posargs)
+    except nox.command.CommandFailed:
+        session.error(f"failed with hypothesis seed {seed}; to reproduce it: {again}")
 
 
 @nox.session(default=False)

@@ -3,10 +3,12 @@
 - Targets on a missing device (CUDA, MPS) are skipped with the reason. ``--require-device cuda``
   or ``REQUIRE_DEVICE=cuda`` (comma-separated for several) turns those skips into failures, for
   runs that must exercise a GPU.
-- Hypothesis profiles: ``fast`` by default (a few examples, the suite runs in seconds);
+- Hypothesis profiles: ``fast`` by default (a few examples, the suite runs in seconds; a failing
+  example is kept in ``.hypothesis/`` and replayed first, see README.md, "When a test fails");
   ``ci``, chosen where the ``CI`` environment variable is set (as on GitHub Actions): the same
   examples on every run (derandomized, no example database), so a red CI run means changed code;
-  ``thorough``: ``pytest --hypothesis-profile=thorough`` or ``HYPOTHESIS_PROFILE=thorough``.
+  ``thorough``: 300 examples a test, no example database (``nox -s tests_thorough``, or
+  ``pytest --hypothesis-profile=thorough``, or ``HYPOTHESIS_PROFILE=thorough``).
 - A stub from ``scripts/new_algorithm.py`` raises ``NotImplementedError("... not implemented
   yet ...")``, and a function without a branch for a backend (JAX switched on later) raises
   ``"... has no JAX implementation yet ..."``: their tests are reported as expected failures
@@ -51,9 +53,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # Each profile from hypothesis's defaults, never from the profile loaded last time (pytest
     # may configure several sessions in one process).
     defaults = settings.get_profile("default")
-    settings.register_profile("fast", defaults, max_examples=10, deadline=None, phases=quick)
-    settings.register_profile("ci", settings.get_profile("fast"), derandomize=True, database=None)
-    settings.register_profile("thorough", defaults, max_examples=300, deadline=None)
+    fast = settings(defaults, max_examples=10, deadline=None, phases=quick, print_blob=True)
+    settings.register_profile("fast", fast)
+    settings.register_profile("ci", fast, derandomize=True, database=None)
+    settings.register_profile("thorough", defaults, max_examples=300, deadline=None, database=None)
     default = "ci" if os.environ.get("CI") else "fast"
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", default))
     unknown = required_devices(config) - set(REQUIRABLE_DEVICES)
