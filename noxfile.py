@@ -274,6 +274,19 @@ def generated_cuda(session: nox.Session, layout: str, jax: bool) -> None:
 
 
 @nox.session(default=False, allow_parallel=False)
+def zoo(session: nox.Session) -> None:
+    """Prove the generated tests never fail correct code and catch planted bugs (README: figures).
+
+    The zoo's algorithms under fresh random seeds, default and thorough hypothesis profiles, and
+    every planted bug; writes benchmarks/zoo.md and .json (`-- --seeds 2 --thorough-seeds 0` for a
+    short run; `-- --help` for the options).
+    """
+    install_torch(session)
+    session.install(*nox.project.dependency_groups(PYPROJECT, "test"))
+    session.run("python", "-m", "benchmarks.zoo", "--output", "benchmarks/zoo", *session.posargs)
+
+
+@nox.session(default=False, allow_parallel=False)
 def benchmark(session: nox.Session) -> None:
     """Measure render, update, cold start, suite, dispatch, import and compile times (README table).
 

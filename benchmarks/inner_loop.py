@@ -1,28 +1,23 @@
-"""A researcher's inner loop in a generated repo, and how often correct code fails its tests.
+"""A researcher's inner loop in a generated repo: `nox -s tests` in a generated repo, a first run (a
+new environment, torch and the project installed), the same command again with nothing changed,
+after an edit of a PyTorch port (the project alone is reinstalled), and after a change of
+pyproject.toml (everything is installed again into the kept environment).
 
-inner-loop  `nox -s tests` in a generated repo: a first run (a new environment, torch and the
-            project installed), the same command again with nothing changed, after an edit
-            of a PyTorch port (the project alone is reinstalled), and after a change of
-            pyproject.toml (everything is installed again into the kept environment)
-seeds       the test of an algorithm scaffolded with scripts/new_algorithm.py (attention,
-            q k v and a scale) and written correctly, under many hypothesis seeds: how many
-            seeds fail (the tolerances are right when none does)
+How often correct code fails its tests is benchmarks/zoo.py's measurement.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from benchmarks import repos
 from benchmarks.timing import timed
 from tests.render import BIN, Combination, commit_all
-from tests.scaffolded import failing_seeds, implement, scaffold, source
+from tests.scaffolded import source
 from tests.torch_index import torch_index_url
 
 SPLIT_JAX = Combination("split", jax=True)
@@ -56,23 +51,6 @@ def inner_loop(template: Path, workdir: Path, combination: Combination) -> dict[
     return {"combination": combination.id, "runs": runs}
 
 
-def seeds(template: Path, workdir: Path, count: int) -> dict[str, Any]:
-    """Failures of the scaffolded attention test, written correctly, over `count` seeds."""
-    repo = repos.render(template, workdir, SPLIT_JAX)
-    scaffold(repo, "attention")
-    implement(repo, SPLIT_JAX, "attention")
-    start = time.perf_counter()
-    failed, _ = failing_seeds(repo, count)
-    seconds = time.perf_counter() - start
-    return {
-        "combination": SPLIT_JAX.id,
-        "seeds": count,
-        "failed": len(failed),
-        "failed_seeds": failed,
-        "seconds": seconds,
-    }
-
-
 def markdown(results: dict[str, Any]) -> str:
     """The sections of this module in `results`, as Markdown (empty when there are none)."""
     lines = []
@@ -84,27 +62,14 @@ def markdown(results: dict[str, Any]) -> str:
             installed = "yes" if entry["installed_as_expected"] else "NO"
             lines.append(f"| {entry['run']} | {entry['seconds']:.1f} | {installed} | {'; '.join(entry['tests'])} |")
         lines.append("")
-    if "seeds" in results:
-        found = results["seeds"]
-        lines += [
-            "## Tolerances: a scaffolded algorithm, written correctly, under many seeds",
-            "",
-            f"tests/test_attention.py (values, edge shapes and gradients, {found['combination']}): "
-            f"{found['failed']} of {found['seeds']} hypothesis seeds failed ({found['seconds']:.0f} s).",
-            "",
-        ]
     return "\n".join(lines)
 
 
 def main() -> None:
-    """``python -m benchmarks.inner_loop [SEEDS]``: both figures, without the other sections."""
+    """``python -m benchmarks.inner_loop``: this figure, without the other sections."""
     with tempfile.TemporaryDirectory(prefix="inner-loop-") as scratch:
         template = repos.template_snapshot(Path(scratch) / "template")
-        count = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-        figures = {
-            "inner_loop": inner_loop(template, Path(scratch) / "loop", Combination("single", jax=False)),
-            "seeds": seeds(template, Path(scratch) / "seeds", count),
-        }
+        figures = {"inner_loop": inner_loop(template, Path(scratch) / "loop", Combination("single", jax=False))}
     print(json.dumps(figures, indent=2))
     print(markdown(figures))
 

@@ -13,7 +13,9 @@ writes benchmarks/results.md and benchmarks/results.json. Sections (all by defau
     compile     torch.compile graph breaks and recompilations; jax.jit traces
     bench       the generated repos' `nox -s bench` (quick profile): wall time, cold and warm
     inner-loop  `nox -s tests` run again: unchanged, after an edit, after a dependency change
-    seeds       a scaffolded algorithm's test, with correct code, under many hypothesis seeds
+
+Whether the generated tests ever fail correct code, under many seeds, is benchmarks/zoo.py's
+measurement (`nox -s zoo`).
 
 The template is this working tree, uncommitted files included. This interpreter needs numpy,
 torch, jax, cookiecutter, copier, pyyaml and virtualenv (and pip's access to torch: set
@@ -39,7 +41,7 @@ from benchmarks import bench_session, inner_loop, packages, report, repos
 from benchmarks.timing import run
 from tests.render import ROOT, Combination
 
-SECTIONS = ["render", "update", "cold-start", "suite", "dispatch", "import", "compile", "bench", "inner-loop", "seeds"]
+SECTIONS = ["render", "update", "cold-start", "suite", "dispatch", "import", "compile", "bench", "inner-loop"]
 VERSIONS = ["python", "numpy", "torch", "jax", "cookiecutter", "copier", "virtualenv"]
 
 
@@ -61,7 +63,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=1001, help="timing rounds (dispatch)")
     parser.add_argument("--compile-calls", type=int, default=20, help="calls of each compiled function")
     parser.add_argument("--bench-repeat", type=int, default=2, help="warm runs of each `nox -s bench`")
-    parser.add_argument("--seeds", type=int, default=200, help="hypothesis seeds (seeds)")
     return parser.parse_args(argv)
 
 
@@ -172,9 +173,6 @@ def run_sections(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     if "inner-loop" in args.sections:
         _log(f"inner loop ({first.id}): nox -s tests, four times")
         results["inner_loop"] = inner_loop.inner_loop(template, scratch / "inner-loop", first)
-    if "seeds" in args.sections:
-        _log(f"{args.seeds} seeds of a scaffolded attention test")
-        results["seeds"] = inner_loop.seeds(template, scratch / "seeds", args.seeds)
     return results
 
 

@@ -10,7 +10,6 @@ replace the stubs' bodies; attention's operands are scaffolded with their axes (
 from __future__ import annotations
 
 import ast
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -75,44 +74,6 @@ IMPLEMENTATIONS = {
 }
 
 
-# Runs attention's tests under seeds START to STOP in one process (imports and JAX's compilations
-# are paid once), without the example database, so that no seed replays another's failure;
-# prints the failed seeds as a list, and the output of each failure to stderr.
-SEED_RUNNER = """
-import contextlib, io, shutil, sys
-import pytest
-
-failed = []
-for seed in range({start}, {stop}):
-    shutil.rmtree(".hypothesis", ignore_errors=True)
-    with contextlib.redirect_stdout(io.StringIO()) as output:
-        arguments = ["tests/test_attention.py", "-q", "-x", "-p", "no:cacheprovider", f"--hypothesis-seed={{seed}}"]
-        if pytest.main([*arguments, "-k", "matches_reference or gradient or edge"]) != 0:
-            failed.append(seed)
-            print(output.getvalue(), file=sys.stderr)
-print(failed)
-"""
-# Seeds per process: hypothesis nests its settings once per pytest session, and a few hundred
-# sessions in one process exceed Python's recursion limit.
-SEEDS_PER_PROCESS = 50
-
-
-def failing_seeds(repo: Path, count: int) -> tuple[list[int], str]:
-    """The seeds among the first `count` for which attention's tests fail (in a repo where it
-    is written, see `implement`), and the failures' output. Under HYPOTHESIS_PROFILE=fast: the
-    ci profile ignores seeds."""
-    env = {key: value for key, value in os.environ.items() if key != "REQUIRE_DEVICE"}
-    env |= {"PYTHONPATH": str(repo / "src"), "HYPOTHESIS_PROFILE": "fast"}
-    failed: list[int] = []
-    output = ""
-    for start in range(0, count, SEEDS_PER_PROCESS):
-        code = SEED_RUNNER.format(start=start, stop=min(count, start + SEEDS_PER_PROCESS))
-        result = run([sys.executable, "-c", code], cwd=repo, env=env)
-        failed += ast.literal_eval(result.stdout.strip().splitlines()[-1])
-        output += result.stderr
-    return failed, output
-
-
 def scaffold(repo: Path, algorithm: str) -> subprocess.CompletedProcess[str]:
     return run([sys.executable, "scripts/new_algorithm.py", *COMMANDS[algorithm]], cwd=repo)
 
@@ -122,6 +83,12 @@ def source(repo: Path, combination: Combination, algorithm: str, backend: str) -
     if combination.layout == "single":
         return repo / "src" / PACKAGE / f"{algorithm}.py"
     return repo / "src" / PACKAGE / algorithm / f"{backend}_impl.py"
+
+
+def function_named(text: str, name: str) -> ast.FunctionDef:
+    """The definition of function `name` in the module source `text` (once there)."""
+    (node,) = [node for node in ast.walk(ast.parse(text)) if isinstance(node, ast.FunctionDef) and node.name == name]
+    return node
 
 
 def replace_once(path: Path, old: str, new: str) -> None:

@@ -7,10 +7,8 @@ single-layout repo and in a split-layout repo with JAX; JAX bugs in the latter. 
 the worked examples and algorithms scaffolded with `scripts/new_algorithm.py` then written (see
 scaffolded.py): a user's own algorithm is tested as strongly as the examples.
 
-No algorithm calls another, so bugs in different algorithms cannot meet: each round plants one bug
-per algorithm in one copy of the repo and runs their test files in one pytest process (13 processes
-for 35 bugs, each importing torch and JAX once), and each file's first failure is read from
-pytest's JUnit XML report.
+The bugs run in rounds, one bug per algorithm each (tests/planted.py): 13 pytest processes for 35
+bugs, each importing torch and JAX once.
 
 A device mix-up (a stray `.cpu()`) cannot show as a wrong device on a machine without a GPU: the
 suite runs every PyTorch function on the `meta` device too (tensors with a shape, a dtype and a
@@ -19,39 +17,18 @@ device but no data), where moving data to the CPU or mixing in a CPU tensor is a
 
 from __future__ import annotations
 
-import itertools
-import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from xml.etree import ElementTree
 
 import pytest
 
+from tests.planted import Bug, Round, rounds, run_round
 from tests.render import Combination, Render
-from tests.scaffolded import COMMANDS, implement, replace_once, scaffold, source
+from tests.scaffolded import COMMANDS, implement, scaffold
 
 SINGLE = Combination("single", jax=False)
 SPLIT_JAX = Combination("split", jax=True)
-
-
-@dataclass(frozen=True)
-class Bug:
-    """A realistic mistake in porting `algorithm` to `backend`: `old` becomes `new`."""
-
-    name: str
-    algorithm: str  # softmax or cross_entropy, or one in scaffolded.COMMANDS
-    backend: str  # numpy, pytorch or jax
-    old: str
-    new: str
-    caught_by: str  # the generated test that fails first
-    says: str = ""  # what its failure message must say
-
-    def plant(self, repo: Path, combination: Combination) -> None:
-        replace_once(source(repo, combination, self.algorithm, self.backend), self.old, self.new)
 
 
 TORCH_BUGS = [
@@ -237,14 +214,6 @@ SPLIT_JAX_BUGS = TORCH_BUGS + JAX_BUGS + SCAFFOLDED_BUGS + SCAFFOLDED_JAX_BUGS
 ALGORITHMS = ["softmax", "cross_entropy", *COMMANDS]
 
 
-def rounds(bugs: list[Bug]) -> list[tuple[Bug, ...]]:
-    """`bugs` in rounds of at most one bug per algorithm."""
-    by_algorithm: dict[str, list[Bug]] = {}
-    for bug in bugs:
-        by_algorithm.setdefault(bug.algorithm, []).append(bug)
-    return [tuple(filter(None, round_)) for round_ in itertools.zip_longest(*by_algorithm.values())]
-
-
 ROUNDS = {SINGLE: rounds(SINGLE_BUGS), SPLIT_JAX: rounds(SPLIT_JAX_BUGS)}
 CASES = [
     pytest.param(combination, bug, id=f"{combination.id}-{bug.name}")
@@ -253,45 +222,12 @@ CASES = [
 ]
 
 
-@dataclass(frozen=True)
-class FirstFailure:
-    """The first test of a file that failed or errored, and its report."""
-
-    test: str  # the test's name, parameters included
-    kind: str  # "failure" or "error"
-    report: str
-
-
-@dataclass(frozen=True)
-class Round:
-    """What one pytest run over the test files of a round's algorithms gave."""
-
-    returncode: int
-    output: str
-    first_failures: dict[str, FirstFailure]  # by algorithm; absent where every test passed
-
-
-RunRound = Callable[[Combination, tuple[Bug, ...]], Round]  # the `run_round` fixture
-
-
-def first_failures(junit_xml: Path) -> dict[str, FirstFailure]:
-    """Each test file's first failed or errored test, by algorithm (tests/test_ALGORITHM.py):
-    the JUnit report lists tests in the order they ran."""
-    found: dict[str, FirstFailure] = {}
-    for case in ElementTree.parse(junit_xml).iter("testcase"):
-        algorithm = case.get("classname", "").removeprefix("tests.test_")
-        problem = case.find("failure")
-        if problem is None:
-            problem = case.find("error")
-        if problem is not None and algorithm not in found:
-            report = f"{problem.get('message', '')}\n{problem.text or ''}"
-            found[algorithm] = FirstFailure(case.get("name", ""), problem.tag, report)
-    return found
+RunRound = Callable[[Combination, tuple[Bug, ...]], Round]  # the `run_rounds` fixture
 
 
 @pytest.fixture(scope="module")
-def run_round(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> RunRound:
-    """run_round(combination, bugs) -> the Round, run once per module; no bugs: every algorithm."""
+def run_rounds(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> RunRound:
+    """run_rounds(combination, bugs) -> the Round, run once per module; no bugs: every algorithm."""
     written: dict[Combination, Path] = {}
     done: dict[tuple[Combination, tuple[Bug, ...]], Round] = {}
 
@@ -309,76 +245,21 @@ def run_round(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> Run
             repo = Path(shutil.copytree(written[combination], work / "repo"))
             for bug in bugs:
                 bug.plant(repo, combination)
-            algorithms = [bug.algorithm for bug in bugs] or ALGORITHMS
-            result = run_tests(repo, algorithms, work)
-            output = result.stdout + result.stderr
-            done[combination, bugs] = Round(result.returncode, output, first_failures(work / "junit.xml"))
+            done[combination, bugs] = run_round(repo, [bug.algorithm for bug in bugs] or ALGORITHMS, work)
         return done[combination, bugs]
 
     return run
 
 
-# A pytest plugin: `-x` for each test file on its own. The tests after a file's first failure would
-# only fail too, at length; the other files of the round go on.
-STOP_EACH_FILE_AT_ITS_FIRST_FAILURE = """
-import pytest
-
-failed_files = set()
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item):
-    if item.nodeid.partition("::")[0] in failed_files:
-        pytest.skip("an earlier test of this file failed")
-
-
-def pytest_runtest_logreport(report):
-    if report.failed:
-        failed_files.add(report.nodeid.partition("::")[0])
-"""
-
-
-def run_tests(repo: Path, algorithms: list[str], work: Path) -> subprocess.CompletedProcess[str]:
-    """The generated tests of `algorithms`, each file stopping at its first failure, with the CI
-    profile (derandomized): which test catches a bug is then the same on every run, as in CI.
-    Writes work/junit.xml."""
-    (work / "stop_each_file_at_its_first_failure.py").write_text(STOP_EACH_FILE_AT_ITS_FIRST_FAILURE, encoding="utf-8")
-    env = {key: value for key, value in os.environ.items() if key != "REQUIRE_DEVICE"}
-    env |= {"HYPOTHESIS_PROFILE": "ci", "PYTHONPATH": os.pathsep.join([str(repo / "src"), str(work)])}
-    files = [f"tests/test_{algorithm}.py" for algorithm in algorithms]
-    options = [
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "stop_each_file_at_its_first_failure",
-        f"--junitxml={work / 'junit.xml'}",
-    ]
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", *files, *options],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(("combination", "bug"), CASES)
-def test_generated_suite_catches(run_round: RunRound, combination: Combination, bug: Bug) -> None:
+def test_generated_suite_catches(run_rounds: RunRound, combination: Combination, bug: Bug) -> None:
     (bugs,) = [round_ for round_ in ROUNDS[combination] if bug in round_]
-    result = run_round(combination, bugs)
-    assert result.returncode == 1, result.output
-    first = result.first_failures.get(bug.algorithm)
-    assert first is not None, f"the suite did not catch {bug.name}:\n{result.output}"
-    assert first.kind == "failure", first.report
-    assert first.test.startswith(bug.caught_by), f"{bug.name} was caught first by {first.test}:\n{first.report}"
-    assert bug.says in first.report, first.report
+    run_rounds(combination, bugs).check_caught(bug)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("combination", [SINGLE, SPLIT_JAX], ids=lambda combination: combination.id)
-def test_generated_suite_passes_without_bugs(run_round: RunRound, combination: Combination) -> None:
-    result = run_round(combination, ())
+def test_generated_suite_passes_without_bugs(run_rounds: RunRound, combination: Combination) -> None:
+    result = run_rounds(combination, ())
     assert result.returncode == 0, result.output

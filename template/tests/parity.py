@@ -29,9 +29,13 @@ The same rules in every helper
 ------------------------------
 - The reference runs first. Where it raises (an empty reduction, say: the reference is the spec),
   the target must raise too, any exception, and nothing else is compared. Where the reference
-  returns and the target raises, the failure names both outcomes and the shapes.
+  returns and the target raises, the failure names both outcomes and the shapes. A result with
+  no elements is the exception: raising there is as good as returning it, either way (NumPy
+  refuses the maximum of an empty axis even where the result would be empty; PyTorch does not).
 - No call may change its operands in place: every helper compares them before and after each
   call, the reference's included, and names the operand that changed.
+- Warnings about values (`NUMERIC_WARNINGS`: NumPy's floating-point ones, PyTorch's on a
+  degenerate reduction) are ignored in the reference and the ports alike: the values tell.
 
 Values
 ------
@@ -76,9 +80,13 @@ of the interval spanned by the central difference `c` and the forward and backwa
   value between the slopes on either side is a correct gradient (a subgradient), and ports differ
   there (``jax.grad(jnp.abs)(0.0)`` is 1, PyTorch's is 0, the central difference gives 0). For a
   smooth function those slopes differ by about ``h * |f''|``, so a wrong gradient still fails.
+- a kink closer to x than the step (a clip to a tiny interval, say): where `g` lies outside, the
+  one-sided differences are taken again with steps of h/1e3, h/1e6, ..., as long as the loss's
+  rounding error over the step stays within the allowed room, and the slopes they show count too.
 
 Elements where the reference is not finite a step or two away (the edge of its domain) are not
-compared; ``atol`` and ``rtol`` are `GRADIENT_TOLERANCE`.
+compared; ``atol`` and ``rtol`` are `GRADIENT_TOLERANCE`. A missing gradient (None: no path from
+that operand to the result) counts as zero, which passes only where the differences say zero.
 """
 
 from __future__ import annotations
@@ -639,11 +647,16 @@ def assert_close(
     )
 
 
+#: Warnings about values (NumPy's floating-point ones, PyTorch's on degenerate reductions), which
+#: the reference and the ports may raise alike: the values tell (and some BLAS builds raise
+#: spurious ones). Other warnings (deprecations) are left to the test run's own filters.
+NUMERIC_WARNINGS = (RuntimeWarning, UserWarning)
+
+
 def _reference(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
-    """`function` on NumPy arrays, its floating-point warnings silenced: the values tell (and
-    some BLAS builds raise spurious ones)."""
+    """`function` on NumPy arrays, its `NUMERIC_WARNINGS` silenced."""
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", NUMERIC_WARNINGS)
         return function(*arguments, **parameters)
 
 
@@ -797,17 +810,21 @@ def _port(
     what: str,
 ) -> Any:
     """`call()`, the target's computation, which must raise if and only if the reference raises,
-    and leave `arguments` alone. Returns its result (None when both raised)."""
+    and leave `arguments` alone. Returns its result, or None where it raised as it may."""
     __tracebackhide__ = True
     before = _snapshot(arguments)
     try:
-        result = call()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NUMERIC_WARNINGS)
+            result = call()
     except NotImplementedError:  # "not implemented yet": conftest reports it as XFAIL
         raise
     except Exception as error:
         if expected.error is not None:
             return None  # both raise: which exception is each backend's own choice
         shape = tuple(np.shape(to_numpy(expected.result)))
+        if 0 in shape:
+            return None  # no element to disagree on: raising is as good as an empty result
         name = function.__name__
         msg = (
             f"{what} raised {type(error).__name__}: {error}\nwhere the NumPy reference returns a "
@@ -818,7 +835,7 @@ def _port(
         )
         raise pytest.fail.Exception(msg) from error
     _assert_unchanged(function, before, arguments, what)
-    if expected.error is not None:
+    if expected.error is not None and 0 not in np.shape(result):
         refusal = expected.error
         pytest.fail(
             f"{what} returned a result of shape {tuple(np.shape(result))} where the NumPy "
@@ -852,7 +869,7 @@ def assert_matches_reference(
     what = f"{function.__name__} on {target}"
     call = functools.partial(BACKENDS[target.backend].call, function, arguments, parameters)
     actual = _port(call, function, arguments, expected, what)
-    if expected.error is None:
+    if expected.error is None and actual is not None:
         inputs = [to_numpy(argument) for argument in arguments]
         room = _room(function, inputs, parameters, expected.result, target.dtype)
         assert_close(
@@ -871,52 +888,76 @@ def assert_keeps_type_dtype_device(
     arguments = [target.asarray(value) for value in operands]
     what = f"{function.__name__} on {target}"
     actual = _port(lambda: function(*arguments, **parameters), function, arguments, expected, what)
-    if expected.error is None:
+    if expected.error is None and actual is not None:
         _check_type_dtype_device(actual, np.shape(expected.result), target=target, what=what)
 
 
 # --- Gradients ------------------------------------------------------------------------------
 
 
+def _slopes(
+    loss: Callable[[NDArray[np.float64]], float],
+    x: NDArray[np.float64],
+    index: tuple[int, ...],
+    step: float,
+) -> tuple[float, float, float, float]:
+    """The forward and backward differences of `loss` at element `index` of `x` with `step`, and
+    the central ones with `step` and with twice `step`; NaN where `loss` is not finite (or raises)
+    there."""
+    center = x[index]
+    values = {}
+    for offset in (-2, -1, 0, 1, 2):
+        moved = x.copy()
+        moved[index] = center + offset * step
+        try:
+            values[offset] = (float(moved[index]), float(loss(moved)))
+        except Exception:  # noqa: BLE001 - outside the reference's domain: not compared here
+            values[offset] = (float(moved[index]), float("nan"))
+
+    def slope(start: int, stop: int) -> float:
+        (x0, y0), (x1, y1) = values[start], values[stop]
+        return (y1 - y0) / (x1 - x0) if x1 != x0 else float("nan")
+
+    return slope(0, 1), slope(-1, 0), slope(-1, 1), slope(-2, 2)
+
+
 @dataclass(frozen=True)
 class Differences:
-    """Finite differences of a loss with respect to each element of one operand, and the
-    differences' own estimated error (module docstring, "Gradients")."""
+    """Finite differences of a loss with respect to each element of one operand, and their own
+    estimated error (module docstring, "Gradients")."""
 
+    loss: Callable[[NDArray[np.float64]], float]
+    x: NDArray[np.float64]
+    rounding: float  # the loss's own rounding error
     central: NDArray[np.float64]  # step h
     forward: NDArray[np.float64]
     backward: NDArray[np.float64]
     error: NDArray[np.float64]  # |central - central with step 2h| + rounding / h
 
+    @classmethod
+    def of(
+        cls, loss: Callable[[NDArray[np.float64]], float], x: NDArray[np.float64], rounding: float
+    ) -> Differences:
+        """The differences of `loss` at `x`, element by element, with a step
+        ``h = DIFFERENCE_STEP * max(1, |x_i|)``."""
+        central, forward, backward, error = (np.full(x.shape, np.nan) for _ in range(4))
+        for index in np.ndindex(x.shape):
+            h = DIFFERENCE_STEP * max(1.0, abs(float(x[index])))
+            forward[index], backward[index], central[index], wide = _slopes(loss, x, index, h)
+            error[index] = abs(central[index] - wide) + rounding / h
+        return cls(loss, x, rounding, central, forward, backward, error)
 
-def finite_differences(
-    loss: Callable[[NDArray[np.float64]], float], x: NDArray[np.float64], rounding: float
-) -> Differences:
-    """Central, forward and backward differences of `loss` at `x`, element by element, with a
-    step ``h = DIFFERENCE_STEP * max(1, |x_i|)``; `rounding` is the loss's own rounding error.
-    Where `loss` is not finite (or raises) a step or two away, the differences are NaN."""
-    shape = x.shape
-    central, forward, backward, error = (np.full(shape, np.nan) for _ in range(4))
-
-    def at(index: tuple[int, ...], offset: float) -> tuple[float, float]:
-        moved = x.copy()
-        moved[index] = x[index] + offset
-        try:
-            return float(moved[index]), float(loss(moved))
-        except Exception:  # noqa: BLE001 - outside the reference's domain: not compared here
-            return float(moved[index]), float("nan")
-
-    center = float(loss(x))
-    for index in np.ndindex(shape):
-        h = DIFFERENCE_STEP * max(1.0, abs(float(x[index])))
-        (x1, up), (x0, down) = at(index, h), at(index, -h)
-        (x3, up2), (x2, down2) = at(index, 2 * h), at(index, -2 * h)
-        central[index] = (up - down) / (x1 - x0)
-        wide = (up2 - down2) / (x3 - x2)
-        forward[index] = (up - center) / (x1 - float(x[index]))
-        backward[index] = (center - down) / (float(x[index]) - x0)
-        error[index] = abs(central[index] - wide) + rounding / h
-    return Differences(central, forward, backward, error)
+    def finer(self, index: tuple[int, ...], allowed: float) -> tuple[float, float]:
+        """The range of the one-sided differences at `index` with steps of h/1e3, h/1e6, ...,
+        as long as the loss's rounding error over the step stays within `allowed` (NaN: none)."""
+        low, high = np.nan, np.nan
+        step = DIFFERENCE_STEP * max(1.0, abs(float(self.x[index])))
+        while True:
+            step /= 1e3
+            if self.rounding / step > allowed or self.x[index] + step == self.x[index]:
+                return low, high
+            forward, backward, _, _ = _slopes(self.loss, self.x, index, step)
+            low, high = np.nanmin([low, forward, backward]), np.nanmax([high, forward, backward])
 
 
 def _assert_gradient_close(
@@ -928,8 +969,11 @@ def _assert_gradient_close(
     outputs_finite: bool,
 ) -> None:
     __tracebackhide__ = True
-    _check_type_dtype_device(gradient, differences.central.shape, target=target, what=what)
-    got = to_numpy(gradient)
+    shape = differences.central.shape
+    missing = gradient is None
+    if not missing:
+        _check_type_dtype_device(gradient, shape, target=target, what=what)
+    got = np.zeros(shape) if missing else to_numpy(gradient)  # None: no path, a zero gradient
     c, f, b = differences.central, differences.forward, differences.backward
     tolerance = GRADIENT_TOLERANCE
     with np.errstate(invalid="ignore"):
@@ -942,10 +986,23 @@ def _assert_gradient_close(
         if not outputs_finite:  # 0 * inf: the zero weight of a non-finite output gives NaN
             compared &= np.isfinite(got)
         matches = ~compared | (distance <= allowed)
+        for index in map(tuple, np.argwhere(~matches)):  # a kink closer than the step?
+            finer_low, finer_high = differences.finer(index, float(allowed[index]))
+            nearest = np.clip(
+                got[index], np.nanmin([low[index], finer_low]), np.nanmax([high[index], finer_high])
+            )
+            matches[index] = abs(got[index] - nearest) <= 2 * allowed[index]
         if matches.all():
             return
         excess = np.where(matches, -np.inf, np.nan_to_num(distance / allowed, nan=np.inf))
     worst = np.unravel_index(np.argmax(excess), got.shape)
+    if missing:
+        pytest.fail(
+            f"{what} is missing: the port cuts the graph of that operand "
+            "(.detach(), .item(), .numpy(), torch.tensor(...), an in-place write), while finite "
+            f"differences of the reference give {float(c[worst])!r} at index "
+            f"{tuple(int(i) for i in worst)}"
+        )
     pytest.fail(
         f"{what} differs from finite differences of the float64 NumPy reference at "
         f"{np.count_nonzero(~matches)} of {got.size} elements.\n"
@@ -990,7 +1047,7 @@ def assert_gradient_matches_reference(
     what = f"the gradient of {function.__name__} on {target}"
     call = functools.partial(gradients, function, arguments, list(wrt), weights, parameters)
     found = _port(call, function, arguments, expected, what)
-    if expected.error is not None:
+    if expected.error is not None or found is None:
         return
     finite = np.isfinite(outputs)
     own = np.asarray(_rounding(function, reference, parameters, "float64").room)
@@ -1006,15 +1063,10 @@ def assert_gradient_matches_reference(
             with np.errstate(invalid="ignore"):
                 return float(np.sum(np.where(weights != 0, weights * values, 0.0)))
 
-        differences = finite_differences(loss, reference[position], rounding)
+        differences = Differences.of(loss, reference[position], rounding)
         name = _names(function, len(reference))[position]
         for method, gradient in found[position].items():
             what = f"the {method} gradient of {function.__name__} for {name} on {target}"
-            if gradient is None:
-                pytest.fail(
-                    f"{what} is missing: the port cuts the graph of that operand "
-                    "(.detach(), .item(), .numpy(), torch.tensor(...), an in-place write)"
-                )
             _assert_gradient_close(
                 gradient, differences, target=target, what=what, outputs_finite=bool(finite.all())
             )
@@ -1110,7 +1162,7 @@ def assert_compiled_matches_eager(
         eager = functools.partial(function, *arguments, **parameters)
         eager_result = _port(eager, function, arguments, expected, what)
         result = _port(functools.partial(compiled, *arguments), function, arguments, expected, name)
-        if expected.error is None:
+        if expected.error is None and result is not None and eager_result is not None:
             check(result, eager_result, name, tolerances)
     if count() > 1:
         pytest.fail(
@@ -1163,7 +1215,7 @@ def assert_vmap_matches_loop(
     in_dims = tuple(0 if mapped else None for mapped in batched)
     mapped = torch.func.vmap(functools.partial(function, **parameters), in_dims=in_dims)
     result = _port(lambda: mapped(*arguments), function, arguments, expected, what)
-    if expected.error is None:
+    if expected.error is None and result is not None and looped is not None:
         check(result, looped, what, tolerances)
 
 
@@ -1336,17 +1388,48 @@ def _jax_asarray(values: NDArray[Any], dtype: str | None, device: str) -> Any:
 
 
 def _jax_call(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
-    """Through `jax.jit`, compiled once per function, parameters and shapes: eager JAX compiles
+    """Through `jax.jit`, compiled once per function, shapes and parameters: eager JAX compiles
     every operation separately for each new shape (tens of ms each on a CPU), jitted JAX the
-    whole function at once. `assert_compiled_matches_eager` checks that both agree."""
-    return _jitted(function, tuple(sorted(parameters.items())))(*arguments)
+    whole function at once. `assert_compiled_matches_eager` checks that both agree. Float
+    parameters are traced (`_static`), so that a new value does not compile again."""
+    static, dynamic = _static(parameters)
+    return _traced_or_static(_jitted, function, static, dynamic, arguments)
+
+
+def _static(parameters: Parameters) -> tuple[tuple[tuple[str, Any], ...], dict[str, float]]:
+    """The parameters that `jax.jit` compiles in (all but floats), and the floats it traces."""
+    dynamic = {name: value for name, value in parameters.items() if isinstance(value, float)}
+    static = tuple(
+        sorted((name, value) for name, value in parameters.items() if name not in dynamic)
+    )
+    return static, dynamic
+
+
+def _traced_or_static(
+    make: Callable[..., Function],
+    function: Function,
+    static: tuple[tuple[str, Any], ...],
+    dynamic: dict[str, float],
+    arguments: Sequence[Any],
+    *more: Any,
+) -> Any:
+    """``make(function, static, *more)(*arguments, **dynamic)``; where the function needs a float
+    parameter's value in Python (a branch on it, say), compiled with every parameter static."""
+    import jax
+
+    try:
+        return make(function, static, *more)(*arguments, **dynamic)
+    except jax.errors.JAXTypeError:
+        if not dynamic:
+            raise
+        return make(function, tuple(sorted({**dict(static), **dynamic}.items())), *more)(*arguments)
 
 
 @functools.cache
-def _jitted(function: Function, parameters: tuple[tuple[str, Any], ...]) -> Function:
+def _jitted(function: Function, static: tuple[tuple[str, Any], ...]) -> Function:
     import jax
 
-    return jax.jit(functools.partial(function, **dict(parameters)))
+    return jax.jit(functools.partial(function, **dict(static)))
 
 
 def _jax_describe(array: Any) -> tuple[str, str] | None:
@@ -1369,21 +1452,21 @@ def _jax_gradients(
 
     first = arguments[wrt[0]]
     w = jax.device_put(weights.astype(first.dtype), next(iter(first.devices())))
-    gradient = _jax_gradient(function, tuple(wrt), tuple(sorted(parameters.items())))
-    found = gradient(w, *arguments)
+    static, dynamic = _static(parameters)
+    found = _traced_or_static(_jax_gradient, function, static, dynamic, [w, *arguments], tuple(wrt))
     return {position: {"jax.grad": value} for position, value in zip(wrt, found, strict=True)}
 
 
 @functools.cache
 def _jax_gradient(
-    function: Function, wrt: tuple[int, ...], parameters: tuple[tuple[str, Any], ...]
+    function: Function, static: tuple[tuple[str, Any], ...], wrt: tuple[int, ...]
 ) -> Function:
     """`jax.jit(jax.grad(...))` of ``sum(w * function(*arguments))``, compiled once per shape."""
     import jax
     import jax.numpy as jnp
 
-    def loss(w: Any, *arguments: Any) -> Any:
-        return jnp.sum(w * function(*arguments, **dict(parameters)))
+    def loss(w: Any, *arguments: Any, **dynamic: Any) -> Any:
+        return jnp.sum(w * function(*arguments, **dict(static), **dynamic))
 
     return jax.jit(jax.grad(loss, argnums=tuple(1 + position for position in wrt)))
 

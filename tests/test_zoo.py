@@ -1,0 +1,65 @@
+"""The zoo (tests/zoo/): correct algorithms pass their generated tests, and planted bugs fail them.
+
+A quick pass, derandomized as CI runs: each algorithm of the zoo, scaffolded with the generated
+repo's `scripts/new_algorithm.py` and written as its author wrote it, passes every test of its
+generated test file; each planted bug fails its algorithm's file (a failure, not an error), in
+rounds of one bug per algorithm (tests/planted.py). `nox -s zoo` runs the long proof: fresh random
+seeds, the default and the thorough hypothesis profiles (benchmarks/zoo.py, README.md's figures).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests import zoo
+from tests.planted import Bug, Round, rounds, run_round
+from tests.render import Render
+
+ALGORITHMS = zoo.algorithms()
+BUGS = [bug for algorithm in ALGORITHMS for bug in algorithm.bugs]
+ROUNDS = rounds(BUGS)
+
+
+@pytest.fixture(scope="module")
+def written(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated repo with every algorithm of the zoo written into it."""
+    repo = Path(shutil.copytree(rendered("cookiecutter", zoo.COMBINATION), tmp_path_factory.mktemp("zoo") / "repo"))
+    for algorithm in ALGORITHMS:
+        zoo.write(repo, algorithm)
+    return repo
+
+
+@pytest.fixture(scope="module")
+def outcomes(written: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[Bug, ...], Round]:
+    """Each round of bugs, planted and run, by its bugs; () is the zoo without bugs."""
+    done = {}
+    for bugs in [(), *ROUNDS]:
+        work = tmp_path_factory.mktemp("round")
+        repo = Path(shutil.copytree(written, work / "repo"))
+        for bug in bugs:
+            bug.plant(repo, zoo.COMBINATION)
+        done[bugs] = run_round(repo, [bug.algorithm for bug in bugs] or [a.name for a in ALGORITHMS], work)
+    return done
+
+
+def test_the_zoo_covers_the_kinds_of_algorithms_researchers_write() -> None:
+    assert len(ALGORITHMS) >= 20
+    assert all(algorithm.bugs for algorithm in ALGORITHMS), "every algorithm has a bug to plant"
+    assert sum(bug.backend == "jax" for bug in BUGS) >= 8
+
+
+@pytest.mark.slow
+def test_correct_algorithms_pass(outcomes: dict[tuple[Bug, ...], Round]) -> None:
+    result = outcomes[()]
+    failed = {name: f"{first.test}: {first.report[:2000]}" for name, first in result.first_failures.items()}
+    assert result.returncode == 0, failed or result.output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", BUGS, ids=lambda bug: bug.name)
+def test_planted_bug_is_caught(outcomes: dict[tuple[Bug, ...], Round], bug: Bug) -> None:
+    (bugs,) = [round_ for round_ in ROUNDS if bug in round_]
+    outcomes[bugs].check_caught(bug)

@@ -1,0 +1,152 @@
+"""A zoo of correct algorithms, each written as a researcher writes it, with bugs to plant.
+
+Each module here is one algorithm: `SCAFFOLD`, the arguments of a generated repo's
+`scripts/new_algorithm.py`; `MIN_DIMS`, `SIDES`, `VALUES` and `PARAMETERS`, what its author
+declares in the generated test module (its `SPEC` and its `draw`); the functions `numpy`,
+`pytorch` and `jax`, whose bodies become the scaffolded stubs' bodies; and `BUGS`, realistic
+porting mistakes as (backend, text, replacement, kind). The zoo was written apart from the
+harness, to test the harness on code it was not designed around: a correct algorithm must pass
+its generated tests under any seed (tests/test_zoo.py; `nox -s zoo` for many seeds), and every
+planted bug must fail them.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+import re
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.planted import Bug
+from tests.render import Combination, run
+from tests.scaffolded import PACKAGE, function_named, source
+
+BACKENDS = ("numpy", "pytorch", "jax")
+# The combination the zoo is written in: every backend, every function in one file.
+COMBINATION = Combination("single", jax=True)
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One module of the zoo, read."""
+
+    name: str
+    scaffold: tuple[str, ...]
+    min_dims: int
+    sides: dict[str, tuple[int | str, int | str]]
+    values: dict[str, tuple[float | None, float | None]]
+    parameters: dict[str, str]  # parameter -> its strategy, as source text
+    bodies: dict[str, str]  # backend -> its function's body, indented by 4
+    bugs: tuple[Bug, ...]
+
+
+def _body(text: str, function: str) -> str:
+    """The body of `function` in a module's source, without its docstring, indented by 4."""
+    node = function_named(text, function)
+    statements = node.body[1:] if ast.get_docstring(node) else node.body
+    lines = text.splitlines()[statements[0].lineno - 1 : statements[-1].end_lineno]
+    return textwrap.indent(textwrap.dedent("\n".join(lines)), "    ")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def read(module: Any) -> Algorithm:
+    text = Path(module.__file__).read_text(encoding="utf-8")
+    name = module.SCAFFOLD[0]
+    bugs = tuple(
+        Bug(f"{name}-{_slug(kind)}-{index}", name, backend, old, new)
+        for index, (backend, old, new, kind) in enumerate(module.BUGS)
+    )
+    return Algorithm(
+        name=name,
+        scaffold=tuple(module.SCAFFOLD),
+        min_dims=module.MIN_DIMS,
+        sides=module.SIDES,
+        values=module.VALUES,
+        parameters=module.PARAMETERS,
+        bodies={backend: _body(text, backend) for backend in BACKENDS},
+        bugs=bugs,
+    )
+
+
+def algorithms() -> list[Algorithm]:
+    """Every algorithm of the zoo, by name."""
+    found = [
+        read(importlib.import_module(f"{__name__}.{info.name}"))
+        for info in pkgutil.iter_modules([str(Path(__file__).parent)])
+    ]
+    return sorted(found, key=lambda algorithm: algorithm.name)
+
+
+# --- Writing an algorithm into a generated repo ------------------------------------------------
+
+
+def write(repo: Path, algorithm: Algorithm, combination: Combination = COMBINATION) -> None:
+    """Scaffold `algorithm` in `repo`, write its implementations into the stubs, and declare in its
+    test module what its author declares."""
+    run([sys.executable, "scripts/new_algorithm.py", *algorithm.scaffold], cwd=repo)
+    for backend in BACKENDS[: 3 if combination.jax else 2]:
+        path = source(repo, combination, algorithm.name, backend)
+        _replace_body(path, f"_{algorithm.name}_{backend}", algorithm.bodies[backend])
+    test = repo / "tests" / f"test_{algorithm.name}.py"
+    text = test.read_text(encoding="utf-8")
+    text = text.replace("    min_dims=0,\n", "    min_dims=1,\n") if algorithm.min_dims else text
+    text = text.replace("    sides={},\n", f"    sides={algorithm.sides!r},\n")
+    text = text.replace("    values={},\n", f"    values={algorithm.values!r},\n")
+    test.write_text(_with_parameters(text, algorithm.parameters), encoding="utf-8")
+
+
+def _replace_body(path: Path, function: str, body: str) -> None:
+    """`function`'s statements after its docstring replaced by `body`."""
+    text = path.read_text(encoding="utf-8")
+    node = function_named(text, function)
+    lines = text.splitlines()
+    start = node.body[1].lineno - 1  # after the stub's docstring
+    path.write_text("\n".join([*lines[:start], body, *lines[node.end_lineno :]]) + "\n", encoding="utf-8")
+
+
+def _with_parameters(text: str, overrides: dict[str, str]) -> str:
+    """The test module with `draw` drawing each parameter of `overrides` from its strategy, the
+    operands that the strategies name bound to their names."""
+    if not overrides:
+        return text
+    tree = ast.parse(text)
+    (draw,) = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "draw"]
+    (spec,) = [node for node in tree.body if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "SPEC"]
+    operands = list(ast.literal_eval(next(k.value for k in spec.value.keywords if k.arg == "shapes")))  # type: ignore[attr-defined]
+    defaults = next(
+        node for node in tree.body if isinstance(node, ast.AnnAssign) and ast.unparse(node.target) == "DEFAULTS"
+    )
+    names = list(ast.literal_eval(defaults.value))  # type: ignore[arg-type]
+    strategies: dict[str, str] = {}
+    size = ""
+    for statement in draw.body[3:]:  # after the docstring, `drawn = ...` and `operands = ...`
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
+            target = ast.unparse(statement.targets[0])
+            strategies[target] = ast.unparse(statement.value.args[0])
+        elif isinstance(statement, ast.Assign) and ast.unparse(statement.targets[0]) == "size":
+            size = ast.unparse(statement)
+    strategies |= overrides
+    used = " ".join(strategies.values())
+    lines = [f"    {name} = operands[{i}]" for i, name in enumerate(operands) if re.search(rf"\b{name}\b", used)]
+    if size and re.search(r"\bsize\b", used):
+        lines.append(f"    {size}")
+    order = sorted(names, key=lambda name: name not in {"axis", "dim"})
+    lines += [f'    {name} = data.draw({strategies[name]}, label="{name}")' for name in order if name in strategies]
+    entries = ["**DEFAULTS"] + [f'"{name}": {name}' for name in names if name in strategies]
+    lines.append(f"    return operands, {{{', '.join(entries)}}}")
+    source_lines = text.splitlines()
+    start, end = draw.body[3].lineno - 1, draw.end_lineno
+    return "\n".join([*source_lines[:start], *lines, *source_lines[end:]]) + "\n"
+
+
+def implementation(repo: Path, algorithm: str) -> Path:
+    """The file of `algorithm` in a repo of the zoo's combination."""
+    return repo / "src" / PACKAGE / f"{algorithm}.py"
