@@ -39,6 +39,25 @@ TORCH_BUGS = [
         "return exp / exp.sum(dim=axis, keepdim=True)",
         "return exp / exp.sum(dim=-1, keepdim=True)",
         caught_by="test_matches_reference",
+        says="times the",  # how far beyond what is allowed
+    ),
+    Bug(
+        "in-place-shift",  # "saves memory", and changes the caller's array
+        "softmax",
+        "pytorch",
+        "shifted = x - x.amax(dim=axis, keepdim=True)",
+        "shifted = x.sub_(x.amax(dim=axis, keepdim=True))",
+        caught_by="test_matches_reference",
+        says="changed its operand x in place",
+    ),
+    Bug(
+        "labels-of-one-batch-axis",  # right for 1-d labels only; raises for the others
+        "cross_entropy",
+        "pytorch",
+        "labels.unsqueeze(-1)",
+        "labels.unsqueeze(1)",
+        caught_by="test_matches_reference",
+        says="where the NumPy reference returns a result of shape",
     ),
     Bug(
         "missing-stabilisation",  # exp(x) overflows for large logits: inf / inf = nan

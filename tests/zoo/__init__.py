@@ -57,11 +57,16 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+def _says(kind: str) -> str:
+    """What the harness must say of a bug of this kind, where its message is specific."""
+    return "in place" if "in-place" in kind or "in place" in kind else ""
+
+
 def read(module: Any) -> Algorithm:
     text = Path(module.__file__).read_text(encoding="utf-8")
     name = module.SCAFFOLD[0]
     bugs = tuple(
-        Bug(f"{name}-{_slug(kind)}-{index}", name, backend, old, new)
+        Bug(f"{name}-{_slug(kind)}-{index}", name, backend, old, new, says=_says(kind))
         for index, (backend, old, new, kind) in enumerate(module.BUGS)
     )
     return Algorithm(
