@@ -130,6 +130,27 @@ def test_nox_tests_session_reinstalls_only_what_changed(rendered: Render, tmp_pa
     assert "torch==" not in edited.stderr
 
 
+@pytest.mark.slow
+def test_thorough_session_gives_the_seed_of_a_failure(rendered: Render, tmp_path: Path) -> None:
+    # A bug only extreme values show, as the weekly CI job would meet it: the log gives the seed
+    # that repeats the run, first and at the failure.
+    repo = Path(shutil.copytree(rendered("cookiecutter", COMBINATIONS[0]), tmp_path / "repo"))
+    port = repo / "src" / PACKAGE / "softmax.py"  # single layout
+    text = port.read_text(encoding="utf-8")
+    port.write_text(text.replace("shifted = x - x.amax(dim=axis, keepdim=True)", "shifted = x"), encoding="utf-8")
+    env = {**environment(repo), "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("HYPOTHESIS_SEED", None)
+    command = ["nox", "--no-venv", "--no-install", "-s", "tests_thorough", "--", "tests/test_softmax.py", "-x"]
+    result = subprocess.run(
+        [*command, "-k", "matches_reference"], cwd=repo, env=env, capture_output=True, text=True, check=False
+    )
+    assert result.returncode != 0, result.stdout + result.stderr
+    seeds = re.findall(r"HYPOTHESIS_SEED=(\d+) nox -s tests_thorough", result.stderr)
+    assert len(seeds) == 2, result.stderr
+    assert seeds[0] == seeds[1], result.stderr
+    assert f"failed with hypothesis seed {seeds[0]}; to reproduce it" in result.stderr
+
+
 # --- The two layouts hold the same code ---------------------------------------------------------
 
 
