@@ -23,8 +23,6 @@ COMMANDS = {
     "huber": ["huber", "prediction", "target", "--param", "delta: float = 1.0"],
 }
 BACKENDS = ("numpy", "pytorch", "jax")
-STUB = 'msg = "not implemented yet: write _{algorithm}_{backend}, the {what}"\n    raise NotImplementedError(msg)'
-WHAT = {"numpy": "NumPy reference", "pytorch": "PyTorch port", "jax": "JAX port"}
 IMPLEMENTATIONS = {
     "attention": {
         "numpy": """d = q.shape[-1]
@@ -97,8 +95,18 @@ def replace_once(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
+def write_body(path: Path, function: str, body: str) -> None:
+    """`function`'s statements after its docstring, in the file `path`, replaced by `body` (its
+    lines indented by 4), as a researcher writes a stub."""
+    text = path.read_text(encoding="utf-8")
+    node = function_named(text, function)
+    lines = text.splitlines()
+    start = node.body[1].lineno - 1  # after the stub's docstring
+    path.write_text("\n".join([*lines[:start], body, *lines[node.end_lineno :]]) + "\n", encoding="utf-8")
+
+
 def implement(repo: Path, combination: Combination, algorithm: str, backends: tuple[str, ...] = BACKENDS) -> None:
     """Write the stubs of a scaffolded `algorithm` for `backends` (those the combination has)."""
     for backend in [backend for backend in BACKENDS[: 3 if combination.jax else 2] if backend in backends]:
-        stub = STUB.format(algorithm=algorithm, backend=backend, what=WHAT[backend])
-        replace_once(source(repo, combination, algorithm, backend), stub, IMPLEMENTATIONS[algorithm][backend])
+        body = "    " + IMPLEMENTATIONS[algorithm][backend]
+        write_body(source(repo, combination, algorithm, backend), f"_{algorithm}_{backend}", body)

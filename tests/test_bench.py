@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.render import BIN, COMBINATIONS, ROOT, Combination, Render
-from tests.scaffolded import IMPLEMENTATIONS, PACKAGE, STUB, WHAT, implement, scaffold
+from tests.scaffolded import PACKAGE, implement, scaffold
 from tests.test_generated_repo import run_in
 
 FUNCTIONS = ["cross_entropy", "logsumexp", "softmax"]  # the package's __all__ once scaffolded
@@ -139,10 +139,7 @@ def test_stubs_are_left_out_with_the_reason(repo: Path) -> None:
     assert results["functions"] == ["cross_entropy", "softmax"]
     assert results["skipped"] == {"logsumexp": "not implemented yet: write _logsumexp_numpy, the NumPy reference"}
     # The reference written, the port not yet: the reference is timed, the port left out.
-    numpy_impl = repo / "src" / PACKAGE / "logsumexp" / "numpy_impl.py"
-    stub = STUB.format(algorithm="logsumexp", backend="numpy", what=WHAT["numpy"])
-    text = numpy_impl.read_text(encoding="utf-8")
-    numpy_impl.write_text(text.replace(stub, IMPLEMENTATIONS["logsumexp"]["numpy"]), encoding="utf-8")
+    implement(repo, Combination("split", jax=False), "logsumexp", ("numpy",))
     result = bench(repo, *cheap, "--only", "logsumexp")
     results = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
     assert {(row["function"], row["backend"]) for row in results["rows"]} == {("logsumexp", "numpy")}

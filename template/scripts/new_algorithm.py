@@ -10,41 +10,44 @@ is a plain Python value with a type and a default; its test draws it from a rang
 name and type (see `Parameter.strategy`). This creates `attention` in the package, laid out
 as `softmax` is (the public `attention`, then one private implementation per backend:
 `_attention_numpy`, the reference, and the ports), tests/test_attention.py, and exports
-`attention` from the package. The implementations are
-stubs that raise NotImplementedError, so the new tests report "not implemented yet" (as expected
-failures) until you write them: the NumPy reference first, from the paper, then the ports that
-the parity tests compare with it.
+`attention` from the package. The implementations are stubs that raise the package's
+`NotYetImplemented`, so the new tests report "not implemented yet" (as expected failures) until
+you write them: the NumPy reference first, from the paper, then the ports that the parity tests
+compare with it.
 
-The files come from the skeleton in scripts/skeleton/, with the signature filled in. Standard
-library only; nothing is overwritten, and nothing is written when an argument is refused.
+The files come from the pieces in scripts/skeleton/, with the signature filled in, put together
+as this repo's layout and backends want them (read from .copier-answers.yml), then formatted with
+the repo's ruff where it is installed. Standard library only; nothing is overwritten, and nothing
+is written when an argument is refused.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import importlib.util
 import json
 import keyword
 import re
+import shutil
+import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = "{{ cookiecutter.package_name }}"
-SOURCE = ROOT / "src" / PACKAGE
 TESTS = ROOT / "tests"
 SKELETON = Path(__file__).resolve().parent / "skeleton"
-LINE_LENGTH = 100
-# Longer names would push the generated signatures past the line length.
+# Longer names would push the generated docstrings past the line length.
 MAX_NAME_LENGTH = 32
 # Names the generated module uses inside its functions: an operand or parameter (or the
 # algorithm) with one of these names would shadow them.
 MODULE_NAMES = frozenset(
     {
         *("annotations", "overload", "TYPE_CHECKING", "np", "numpy", "torch", "jax", "jnp"),
-        *("NDArray", "Array", "dispatch_error", "is_jax_array", "require_floating", "msg"),
+        *("NDArray", "Array", "dispatch_error", "is_jax_float", "NotYetImplemented", "msg"),
     }
 )
 # Names the generated test module defines or imports: the algorithm, imported there, would
@@ -76,15 +79,13 @@ FLOAT_RANGES = {
         {"p", "prob", "probability", "rate", "dropout", "momentum", "smoothing", "quantile"}
     ),
 }
-ARRAY_TYPES = "{{ cookiecutter.__array_types }}"
-# Per backend: the type of an array, and the check that an operand is one.
+# Per backend: the type of an array, and the check that an operand is a floating-point one.
 BACKENDS = {
-    "numpy": ("NDArray[np.floating]", "isinstance({}, np.ndarray)"),
-    "pytorch": ("torch.Tensor", "isinstance({}, torch.Tensor)"),
-{%- if cookiecutter.jax %}
-    "jax": ("jax.Array", "is_jax_array({})"),
-{%- endif %}
+    "numpy": ("NDArray[np.floating]", 'isinstance({0}, np.ndarray) and {0}.dtype.kind == "f"'),
+    "pytorch": ("torch.Tensor", "isinstance({0}, torch.Tensor) and {0}.is_floating_point()"),
+    "jax": ("jax.Array", "is_jax_float({0})"),
 }
+ANSWERS = ROOT / ".copier-answers.yml"
 EXAMPLE = "attention q:...ld k:...sd v:...se --param 'scale: float | None = None'"
 
 
@@ -204,7 +205,9 @@ def parse_operand(spec: str) -> tuple[str, str]:
     return name, axes
 
 
-def check_signature(name: str, operands: list[str], parameters: list[Parameter]) -> None:
+def check_signature(
+    repo: Repo, name: str, operands: list[str], parameters: list[Parameter]
+) -> None:
     """Refuse a signature whose names clash, or an algorithm that exists already."""
     check_name(name, "the algorithm", MODULE_NAMES | TEST_NAMES)
     for operand in operands:
@@ -216,134 +219,105 @@ def check_signature(name: str, operands: list[str], parameters: list[Parameter])
             "their own): rename one"
         )
         raise Refused(msg)
-    for path in (SOURCE / f"{name}.py", SOURCE / name, TESTS / f"test_{name}.py"):
+    for path in (repo.source / f"{name}.py", repo.source / name, TESTS / f"test_{name}.py"):
         if path.exists():
             msg = f"{name!r} already exists: {path.relative_to(ROOT)}; choose another name"
             raise Refused(msg)
 
 
-# --- Writing code that ruff format leaves as it is ------------------------------------------
+# --- This repo --------------------------------------------------------------------------------
 
 
-def split_arguments(text: str) -> list[str]:
-    """`text` split at its top-level commas (not those inside brackets or strings)."""
-    parts: list[str] = []
-    depth, quote, start = 0, "", 0
-    for i, char in enumerate(text):
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    return [*parts, text[start:].strip()]
+@dataclass(frozen=True)
+class Repo:
+    """What the new files depend on: this repo's answers to the template's questions."""
 
+    package: str
+    layout: str  # "single" (one module per algorithm) or "split" (a folder)
+    jax: bool
 
-def bracketed(indent: str, head: str, items: list[str], tail: str, *, hug: bool = True) -> str:
-    """``head(items)tail`` as ruff formats it: on one line if it fits, else (for calls and
-    signatures, with `hug`) the items on one indented line of their own, else one item per
-    line with a trailing comma (always, for a list, dict or tuple that does not fit)."""
-    one_line = f"{indent}{head}{', '.join(items)}{tail}"
-    if len(one_line) <= LINE_LENGTH:
-        return one_line
-    inner = f"{indent}    {', '.join(items)}"
-    if hug and len(inner) <= LINE_LENGTH:
-        return f"{indent}{head}\n{inner}\n{indent}{tail}"
-    lines = "".join(f"{indent}    {item},\n" for item in items)
-    return f"{indent}{head}\n{lines}{indent}{tail}"
+    @classmethod
+    def read(cls, answers: Path = ANSWERS) -> Repo:
+        """The answers in `answers` (.copier-answers.yml, which every generated repo carries)."""
+        text = answers.read_text(encoding="utf-8")
+        found = dict(re.findall(r"^(\w+): ['\"]?([^'\"\n]*)['\"]?$", text, re.MULTILINE))
+        return cls(found["package_name"], found["layout"], found["jax"].lower() == "true")
 
+    @property
+    def source(self) -> Path:
+        return ROOT / "src" / self.package
 
-def fit(line: str) -> str:
-    """A line of code that ends with a bracket (and maybe ``,``), split as ruff would if it is
-    too long: at the bracket that closes last."""
-    stripped = line.rstrip(",")
-    if len(line) <= LINE_LENGTH or not stripped.endswith((")", "]", "}")):
-        return line
-    depth = 0
-    for i in range(len(stripped) - 1, -1, -1):
-        depth += {")": 1, "]": 1, "}": 1, "(": -1, "[": -1, "{": -1}.get(stripped[i], 0)
-        if depth == 0:
-            break
-    indent = line[: len(line) - len(line.lstrip())]
-    head, inner = stripped[len(indent) : i + 1], stripped[i + 1 : -1]
-    call = i > 0 and (stripped[i - 1].isalnum() or stripped[i - 1] in "_)]")
-    tail = stripped[-1] + line[len(stripped) :]
-    return bracketed(indent, head, split_arguments(inner), tail, hug=call)
-
-
-def condition(indent: str, checks: list[str]) -> str:
-    """``if a and b:`` as ruff formats it, in parentheses when too long."""
-    one_line = f"{indent}if {' and '.join(checks)}:"
-    if len(one_line) <= LINE_LENGTH:
-        return one_line
-    inner = f"{indent}    {' and '.join(checks)}"
-    if len(inner) <= LINE_LENGTH:
-        return f"{indent}if (\n{inner}\n{indent}):"
-    rest = "".join(f"{indent}    and {check}\n" for check in checks[1:])
-    return f"{indent}if (\n{indent}    {checks[0]}\n{rest}{indent}):"
+    @property
+    def backends(self) -> list[str]:
+        return list(BACKENDS) if self.jax else list(BACKENDS)[:2]
 
 
 # --- The new files --------------------------------------------------------------------------
 
 
-def skeleton(name: str) -> Template:
-    return Template((SKELETON / name).read_text(encoding="utf-8"))
+def skeleton(piece: str, /, **fields: str) -> str:
+    """The `piece` of scripts/skeleton/, with `fields` filled in."""
+    return Template((SKELETON / piece).read_text(encoding="utf-8")).substitute(fields)
 
 
-def public_function(name: str, operands: list[str], parameters: list[Parameter]) -> str:
+def braced(items: Iterable[str]) -> str:
+    """A dict display of `items`, without doubled braces (this file passes through Jinja)."""
+    return "{" + ", ".join(items) + "}"
+
+
+def signature(operands: list[str], array_type: str, parameters: list[str]) -> str:
+    return ", ".join([f"{operand}: {array_type}" for operand in operands] + parameters)
+
+
+def public_function(repo: Repo, name: str, operands: list[str], parameters: list[Parameter]) -> str:
     """The public function: its overloads, signature, docstring and dispatch."""
     with_defaults = [f"{p.name}: {p.type} = {p.default}" for p in parameters]
-
-    def signature(array_type: str, end: str) -> str:
-        arguments = [f"{operand}: {array_type}" for operand in operands] + with_defaults
-        return bracketed("", f"def {name}(", arguments, f") -> {array_type}:{end}")
-
-    overloads = [f"@overload\n{signature(array, ' ...')}" for array, _ in BACKENDS.values()]
+    overloads = [
+        f"@overload\ndef {name}({signature(operands, array, with_defaults)}) -> {array}: ..."
+        for array, _ in (BACKENDS[backend] for backend in repo.backends)
+    ]
     documented = [
-        f"    {operand} : {ARRAY_TYPES}\n        TODO: shape, dtype and meaning.\n"
+        f"    {operand} : {' or '.join(BACKENDS[b][0] for b in repo.backends)}\n"
+        "        TODO: shape, dtype and meaning.\n"
         for operand in operands
     ]
     documented += [
         f"    {p.name} : {p.type}, default {p.default}\n        TODO: what it sets.\n"
         for p in parameters
     ]
-    keywords = [f"{operand}={operand}" for operand in operands]
-    arguments = [*operands, *(parameter.name for parameter in parameters)]
-    fields = {
-        "name": name,
-        "overloads": "\n".join(overloads),
-        "definition": signature("Array", ""),
-        "parameters_doc": "".join(documented),
-        "check": fit(f"    require_floating({', '.join([name, *keywords])})").lstrip(),
-        "error": fit(f"    raise dispatch_error({', '.join([name, *keywords])})").lstrip(),
-    }
-    for backend, (_, check) in BACKENDS.items():
-        checks = [check.format(operand) for operand in operands]
-        fields[f"if_{backend}"] = condition("    ", checks).lstrip()
-        call = f"        return _{name}_{backend}({', '.join(arguments)})"
-        fields[f"call_{backend}"] = fit(call).lstrip()
-    return skeleton("public.py.tmpl").substitute(fields).rstrip("\n")
+    arguments = ", ".join([*operands, *(parameter.name for parameter in parameters)])
+    branches = [
+        f"    if {' and '.join(BACKENDS[backend][1].format(o) for o in operands)}:\n"
+        f"        return _{name}_{backend}({arguments})"
+        for backend in repo.backends
+    ]
+    keywords = ", ".join(f"{operand}={operand}" for operand in operands)
+    return skeleton(
+        "public.py.tmpl",
+        name=name,
+        overloads="\n".join(overloads),
+        signature=signature(operands, "Array", with_defaults),
+        parameters_doc="".join(documented),
+        branches="\n".join(branches),
+        keywords=keywords,
+    ).rstrip("\n")
 
 
-def private_definitions(
-    name: str, operands: list[str], parameters: list[Parameter]
-) -> dict[str, str]:
-    """``numpy_def`` etc.: the first line(s) of each backend's stub, the full signature."""
-    definitions = {}
-    for backend, (array_type, _) in BACKENDS.items():
-        arguments = [f"{operand}: {array_type}" for operand in operands]
-        arguments += [f"{parameter.name}: {parameter.type}" for parameter in parameters]
-        head = f"def _{name}_{backend}("
-        definitions[f"{backend}_def"] = bracketed("", head, arguments, f") -> {array_type}:")
-    return definitions
+def private_function(
+    name: str, backend: str, operands: list[str], parameters: list[Parameter]
+) -> str:
+    """A backend's stub, with the full signature."""
+    array_type = BACKENDS[backend][0]
+    arguments = signature(operands, array_type, [f"{p.name}: {p.type}" for p in parameters])
+    names = ", ".join([*operands, *(p.name for p in parameters)])
+    return skeleton(f"{backend}.py.tmpl", name=name, signature=arguments, arguments=names).rstrip(
+        "\n"
+    )
 
 
-def test_module(name: str, operands: dict[str, str], parameters: list[Parameter]) -> str:
+def test_module(
+    repo: Repo, name: str, operands: dict[str, str], parameters: list[Parameter]
+) -> str:
     """The test module: what it draws, filled in; the tests themselves, from the skeleton."""
     first = next(iter(operands))
     drawn = [(parameter, parameter.strategy(first)) for parameter in parameters]
@@ -358,48 +332,66 @@ def test_module(name: str, operands: dict[str, str], parameters: list[Parameter]
             operand = "operands[0]" if first in DRAW_NAMES else first
             lines.append(f"    size = {operand}.shape[{axis or -1}]")
         if strategy is not None:
-            draw = f'data.draw({strategy}, label="{parameter.name}")'
-            lines.append(fit(f"    {parameter.name} = {draw}"))
+            lines.append(f'    {parameter.name} = data.draw({strategy}, label="{parameter.name}")')
     entries = [f'"{p.name}": {p.name}' for p, strategy in drawn if strategy is not None]
     fixed = [p.name for p, strategy in drawn if strategy is None]
     if fixed:
         entries.insert(0, "**DEFAULTS")
         lines.append(f"    # TODO: draw {', '.join(fixed)} too (from DEFAULTS until then)")
-    returned = "{" + ", ".join(entries) + "}"
-    lines.append(fit(f"    return operands, {returned}"))
+    lines.append(f"    return operands, {braced(entries)}")
     letters = "".join(axes.removeprefix("...") for axes in operands.values())
     needs_axis = axis is not None or ("size" in strategies and not operands[first].strip("."))
-    defaults = ", ".join(f'"{p.name}": {p.default}' for p in parameters)
-    fields = {
-        "name": name,
-        "package": PACKAGE,
-        "shapes": "{" + ", ".join(f'"{name}": "{axes}"' for name, axes in operands.items()) + "}",
-        "min_dims": "1" if needs_axis and not letters else "0",
-        "defaults": "{" + defaults + "}",
-        "draw_parameters": "\n".join(lines),
-        "unpack": ", ".join(operands) if len(operands) > 1 else f"({first},)",
-        "operands": ", ".join(operands),
-    }
-    text = skeleton("test.py.tmpl").substitute(fields)
-    return "\n".join(fit(line) for line in text.split("\n"))
+    return skeleton(
+        "test.py.tmpl",
+        name=name,
+        package=repo.package,
+        shapes=braced(f'"{operand}": "{axes}"' for operand, axes in operands.items()),
+        min_dims="1" if needs_axis and not letters else "0",
+        defaults=braced(f'"{p.name}": {p.default}' for p in parameters),
+        draw_parameters="\n".join(lines),
+        unpack=", ".join(operands) if len(operands) > 1 else f"({first},)",
+        operands=", ".join(operands),
+    )
 
 
-def files(name: str, operands: dict[str, str], parameters: list[Parameter]) -> dict[Path, str]:
-    """The new files and their text; `operands` maps each operand's name to its axes."""
+def files(
+    repo: Repo, name: str, operands: dict[str, str], parameters: list[Parameter]
+) -> dict[Path, str]:
+    """The new files and their text, in this repo's layout; `operands` maps each operand's name
+    to its axes."""
+    names = list(operands)
+    public = public_function(repo, name, names, parameters)
+    private = {b: private_function(name, b, names, parameters) for b in repo.backends}
+    jax = repo.jax
     fields = {
         "name": name,
-        "public": public_function(name, list(operands), parameters),
-        **private_definitions(name, list(operands), parameters),
+        "dispatch": "dispatch_error, is_jax_float" if jax else "dispatch_error",
+        "type_imports": "    import jax\n" if jax else "",
     }
-{%- if cookiecutter.layout == 'single' %}
-    module = {SOURCE / f"{name}.py": skeleton("module.py.tmpl").substitute(fields)}
-{%- else %}
-    module = {
-        SOURCE / name / part: skeleton(f"{part}.tmpl").substitute(fields)
-        for part in ["__init__.py", "api.py", *(f"{backend}_impl.py" for backend in BACKENDS)]
-    }
-{%- endif %}
-    return {**module, TESTS / f"test_{name}.py": test_module(name, operands, parameters)}
+    if repo.layout == "single":
+        body = "\n\n\n".join([public, *private.values()])
+        module = {repo.source / f"{name}.py": skeleton("module.py.tmpl", **fields, body=body)}
+    else:
+        fields["imports"] = "".join(f"from .{b}_impl import _{name}_{b}\n" for b in sorted(private))
+        module = {repo.source / name / "__init__.py": skeleton("__init__.py.tmpl", **fields)}
+        module[repo.source / name / "api.py"] = skeleton("api.py.tmpl", **fields, body=public)
+        for backend, text in private.items():
+            path = repo.source / name / f"{backend}_impl.py"
+            module[path] = skeleton(f"{backend}_impl.py.tmpl", **fields, body=text)
+    return {**module, TESTS / f"test_{name}.py": test_module(repo, name, operands, parameters)}
+
+
+def formatted(paths: list[Path]) -> bool:
+    """Format `paths` with this repo's ruff (the dev environment's, else one on PATH): the new
+    code is written plainly, ruff breaks its long lines. False where no ruff is installed."""
+    if importlib.util.find_spec("ruff") is not None:
+        ruff = [sys.executable, "-m", "ruff"]
+    elif shutil.which("ruff"):
+        ruff = ["ruff"]
+    else:
+        return False
+    subprocess.run([*ruff, "format", "--quiet", *map(str, paths)], cwd=ROOT, check=True)
+    return True
 
 
 def natural(text: str) -> list[str | int]:
@@ -442,7 +434,7 @@ def export(init: Path, name: str) -> bool:
         if isinstance(item, ast.Constant) and isinstance(item.value, str)
     ]
     names = sorted({*current, name}, key=natural)
-    all_text = fit("__all__ = [" + ", ".join(f'"{item}"' for item in names) + "]") + "\n"
+    all_text = "__all__ = [" + ", ".join(f'"{item}"' for item in names) + "]\n"
     new = [*lines[: first - 1], *import_lines, *lines[last : start - 1], all_text, *lines[end:]]
     init.write_text("".join(new), encoding="utf-8")
     return True
@@ -471,20 +463,23 @@ def main(argv: list[str] | None = None) -> int:
         help="a plain Python argument, e.g. 'scale: float | None = None' (repeat for several)",
     )
     arguments = parser.parse_args(argv)
+    repo = Repo.read()
     try:
         operands = dict(parse_operand(spec) for spec in arguments.operands)
         parameters = [parse_parameter(spec) for spec in arguments.param]
         names = [spec.partition(":")[0] for spec in arguments.operands]
-        check_signature(arguments.name, names, parameters)
+        check_signature(repo, arguments.name, names, parameters)
     except Refused as refused:
         parser.error(str(refused))
     name = arguments.name
-    for path, text in files(name, operands, parameters).items():
+    written = files(repo, name, operands, parameters)
+    for path, text in written.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         print(f"created {path.relative_to(ROOT)}")
-    init = SOURCE / "__init__.py"
-    if export(init, name):
+    init = repo.source / "__init__.py"
+    exported = export(init, name)
+    if exported:
         print(f"exported {name} from {init.relative_to(ROOT)}")
     else:
         print(
@@ -492,13 +487,15 @@ def main(argv: list[str] | None = None) -> int:
             f'"{name}" to its __all__ yourself',
             file=sys.stderr,
         )
-    ports = " and ".join(f"_{name}_{backend}" for backend in list(BACKENDS)[1:])
+    if not formatted([*written, *([init] if exported else [])]):
+        print("ruff is not installed here: run `ruff format` on the new files", file=sys.stderr)
+    ports = " and ".join(f"_{name}_{backend}" for backend in repo.backends[1:])
     print(
         f"\nNext: write _{name}_numpy from the paper, with a test against known values in "
         f"tests/test_{name}.py (its SPEC declares the operands' shapes, sizes and values; its "
-        "draw, the parameters' ranges); then "
-        f"{ports}. Until then `python -m pytest tests/test_{name}.py` reports them as not "
-        "implemented yet (XFAIL)."
+        f"draw, the parameters' ranges); then {ports}. Until then `python -m pytest "
+        f"tests/test_{name}.py` reports them as not implemented yet (XFAIL); once all are "
+        "written, `ruff check --fix` removes the unused import of NotYetImplemented."
     )
     return 0
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from tests.planted import Bug
 from tests.render import Combination, run
-from tests.scaffolded import PACKAGE, function_named, source
+from tests.scaffolded import PACKAGE, function_named, source, write_body
 
 BACKENDS = ("numpy", "pytorch", "jax")
 # The combination the zoo is written in: every backend, every function in one file.
@@ -99,22 +99,13 @@ def write(repo: Path, algorithm: Algorithm, combination: Combination = COMBINATI
     run([sys.executable, "scripts/new_algorithm.py", *algorithm.scaffold], cwd=repo)
     for backend in BACKENDS[: 3 if combination.jax else 2]:
         path = source(repo, combination, algorithm.name, backend)
-        _replace_body(path, f"_{algorithm.name}_{backend}", algorithm.bodies[backend])
+        write_body(path, f"_{algorithm.name}_{backend}", algorithm.bodies[backend])
     test = repo / "tests" / f"test_{algorithm.name}.py"
     text = test.read_text(encoding="utf-8")
     text = text.replace("    min_dims=0,\n", "    min_dims=1,\n") if algorithm.min_dims else text
     text = text.replace("    sides={},\n", f"    sides={algorithm.sides!r},\n")
     text = text.replace("    values={},\n", f"    values={algorithm.values!r},\n")
     test.write_text(_with_parameters(text, algorithm.parameters), encoding="utf-8")
-
-
-def _replace_body(path: Path, function: str, body: str) -> None:
-    """`function`'s statements after its docstring replaced by `body`."""
-    text = path.read_text(encoding="utf-8")
-    node = function_named(text, function)
-    lines = text.splitlines()
-    start = node.body[1].lineno - 1  # after the stub's docstring
-    path.write_text("\n".join([*lines[:start], body, *lines[node.end_lineno :]]) + "\n", encoding="utf-8")
 
 
 def _with_parameters(text: str, overrides: dict[str, str]) -> str:

@@ -1,107 +1,40 @@
 """What the public functions share for their dispatch on the array backend.
 
-Each public function checks its operands with `isinstance` itself, so the dispatch stays visible
-where it happens. This module holds the shared pieces only: `Array`, the type of any array the
-public functions accept (for type checkers), the checks that take more than an `isinstance`, and
-the errors for operands that no branch accepts.
+Each public function checks its operands itself, so the dispatch stays visible where it happens:
+each branch takes floating-point arrays of one backend (``isinstance(x, np.ndarray) and
+x.dtype.kind == "f"``). This module holds the shared pieces only: `Array`, the type of any array
+the public functions accept (for type checkers); `is_jax_float`, the check that takes more than an
+`isinstance`; the errors for operands that no branch accepts, built only then; and
+`NotYetImplemented`, what a function raises for what is not written yet.
 """
 
 from __future__ import annotations
-{% if cookiecutter.jax %}
+
 import sys
-{%- endif %}
-from typing import TYPE_CHECKING, Any{% if cookiecutter.jax %}, TypeGuard{% endif %}
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 import torch
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-{% if cookiecutter.jax %}
+
     import jax
-{%- endif %}
     from numpy.typing import NDArray
 
-    Array = NDArray[Any] | torch.Tensor{% if cookiecutter.jax %} | jax.Array{% endif %}
+    Array = NDArray[Any] | torch.Tensor | jax.Array
 
-ACCEPTED = "{{ cookiecutter.__array_types }}"
-
-
-def backend(x: object) -> str | None:
-    """The name of the array type of `x`, or None if `x` is not an array this package accepts."""
-    if isinstance(x, np.ndarray):
-        return "numpy.ndarray"
-    if isinstance(x, torch.Tensor):
-        return "torch.Tensor"
-{%- if cookiecutter.jax %}
-    if is_jax_array(x):
-        return "jax.Array"
-{%- endif %}
-    return None
+ACCEPTED = "numpy.ndarray, torch.Tensor or jax.Array"
 
 
-def dispatch_error(function: Callable[..., object], **operands: object) -> TypeError:
-    """The error for operands that no branch of `function` accepts, saying why.
-
-    Built only after dispatch has failed, so it costs nothing on the fast path.
-    """
-    name = getattr(function, "__name__", repr(function))
-    for operand, value in operands.items():
-        if backend(value) is None:
-            return TypeError(
-                f"{name}() got {operand} of type {_type_name(value)}; expected {ACCEPTED} "
-                "(convert lists, scalars and pandas objects with numpy.asarray first)"
-            )
-{%- if cookiecutter.jax %}
-    if all(is_jax_array(value) for value in operands.values()):
-        return MissingBackendError(
-            f"{name}() has no JAX implementation yet: add `_{name}_jax`, a port of "
-            f'`_{name}_numpy`, and its branch in {name}() (see README.md, "Switch JAX on later")'
-        )
-{%- endif %}
-    found = ", ".join(f"{operand} is {backend(value)}" for operand, value in operands.items())
-    return TypeError(
-        f"{name}() got operands from different backends ({found}); convert them to one backend"
-    )
+class NotYetImplemented(NotImplementedError):
+    """What is not written yet: a stub of scripts/new_algorithm.py, or a backend that a function
+    has no branch for. The tests report it as an expected failure (XFAIL), with its message."""
 
 
-def _type_name(value: object) -> str:
-    kind = type(value)
-    if kind.__module__ == "builtins":
-        return kind.__qualname__
-    return f"{kind.__module__}.{kind.__qualname__}"
-
-
-def require_floating(function: Callable[..., object], **operands: object) -> None:
-    """Raise a `TypeError` for an operand that is an array of integers or booleans.
-
-    Each backend would promote them its own way (NumPy to float64, PyTorch and JAX to their
-    default float), so the same call would give different dtypes: the caller converts instead.
-    Operands that are not arrays are left to `dispatch_error`.
-    """
-    for operand, value in operands.items():
-        if isinstance(value, torch.Tensor):
-            floating = value.is_floating_point()
-        elif isinstance(value, np.ndarray):
-            floating = value.dtype.kind == "f"
-{%- if cookiecutter.jax %}
-        elif is_jax_array(value):
-            # bfloat16's kind is "V"; the name is read only then, as it takes microseconds.
-            floating = value.dtype.kind == "f" or "float" in value.dtype.name
-{%- endif %}
-        else:
-            continue
-        if not floating:
-            name = getattr(function, "__name__", repr(function))
-            msg = (
-                f"{name}() got {operand} of dtype {value.dtype}; expected floating point "
-                "(convert it first: x.astype(np.float32), x.float(), ...)"
-            )
-            raise TypeError(msg)
-{%- if cookiecutter.jax %}
-
-
-# --- JAX, an optional backend ---------------------------------------------------------------
+class MissingBackendError(TypeError, NotYetImplemented):
+    """JAX arrays for a function that has no JAX implementation yet (a repo whose modules were
+    written without JAX): a `TypeError` like the other dispatch errors, and `NotYetImplemented`."""
 
 
 def is_jax_array(x: object) -> TypeGuard[jax.Array]:
@@ -114,11 +47,75 @@ def is_jax_array(x: object) -> TypeGuard[jax.Array]:
     return jax is not None and isinstance(x, jax.Array)
 
 
-class MissingBackendError(TypeError, NotImplementedError):
-    """JAX arrays for a function that has no JAX implementation yet.
+def is_jax_float(x: object) -> TypeGuard[jax.Array]:
+    """Whether `x` is a JAX array of floating point (bfloat16, whose kind is "V", included)."""
+    return is_jax_array(x) and (x.dtype.kind == "f" or x.dtype.name == "bfloat16")
 
-    This happens when JAX is switched on in a repo whose modules were written without it. It is a
-    `TypeError` like the other dispatch errors, and a `NotImplementedError`, so the tests report it
-    as "not implemented yet" (XFAIL), as they do for the scaffold's stubs.
+
+def backend(x: object) -> str | None:
+    """The name of the array type of `x`, or None if `x` is not an array this package accepts."""
+    if isinstance(x, np.ndarray):
+        return "numpy.ndarray"
+    if isinstance(x, torch.Tensor):
+        return "torch.Tensor"
+    if is_jax_array(x):
+        return "jax.Array"
+    return None
+
+
+def _floating(x: Any) -> bool:
+    if isinstance(x, torch.Tensor):
+        return x.is_floating_point()
+    return bool(x.dtype.kind == "f" or x.dtype.name == "bfloat16")
+
+
+def dispatch_error(function: Callable[..., object], **operands: object) -> TypeError:
+    """The error for operands that no branch of `function` accepts, saying why: one that is not
+    an array; operands from two backends; integers or booleans (each backend would promote them
+    its own way, so the same call would give different dtypes); JAX arrays for a function
+    without a JAX branch.
+
+    Built only after dispatch has failed, so it costs nothing on the fast path.
     """
-{%- endif %}
+    name = getattr(function, "__name__", repr(function))
+    found = {operand: backend(value) for operand, value in operands.items()}
+    for operand, kind in found.items():
+        if kind is None:
+            return TypeError(
+                f"{name}() got {operand} of type {_type_name(operands[operand])}; expected "
+                f"{ACCEPTED} (convert lists, scalars and pandas objects with numpy.asarray first)"
+            )
+    if len(set(found.values())) > 1:
+        listed = ", ".join(f"{operand} is {kind}" for operand, kind in found.items())
+        return TypeError(
+            f"{name}() got operands from different backends ({listed}); convert them to one backend"
+        )
+    for operand, value in operands.items():
+        if not _floating(value):
+            dtype = getattr(value, "dtype", "?")
+            return TypeError(
+                f"{name}() got {operand} of dtype {dtype}; expected floating point "
+                "(convert it first: x.astype(np.float32), x.float(), ...)"
+            )
+    if set(found.values()) == {"jax.Array"}:
+        return MissingBackendError(
+            f"{name}() has no JAX implementation yet: add `_{name}_jax`, a port of "
+            f'`_{name}_numpy`, and its branch in {name}() (see README.md, "Switch JAX on later")'
+        )
+    return TypeError(f"{name}() accepts no such operands: {found}")  # no branch took them
+
+
+def require_floating(function: Callable[..., object], **operands: object) -> None:
+    """Raise `dispatch_error`'s `TypeError` for an operand that is an array of integers or
+    booleans. Modules written before the dispatch conditions checked the dtype themselves call
+    this first; it stays so that they keep working after an update."""
+    for operand, value in operands.items():
+        if backend(value) is not None and not _floating(value):
+            raise dispatch_error(function, **{operand: value})
+
+
+def _type_name(value: object) -> str:
+    kind = type(value)
+    if kind.__module__ == "builtins":
+        return kind.__qualname__
+    return f"{kind.__module__}.{kind.__qualname__}"
