@@ -29,7 +29,6 @@ import functools
 import hashlib
 import json
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -63,8 +62,10 @@ BENCH_SCRIPT = "scripts/bench.py"
 # `template_update`: the copier that updates this repo (pinned: an update must not change with
 # whatever copier release is newest), and what `copier update` leaves where it could not merge.
 COPIER = "copier==9.19.1"
-CONFLICT_MARKER = re.compile(r"^(<{7}|>{7})( |$)", re.MULTILINE)
 ANSWERS_FILE = Path(".copier-answers.yml")
+# Lists the files with conflict markers or .rej files; plain Python that imports nothing of this
+# repo, so it also runs where a conflict keeps this file from loading (CI runs it before nox).
+CONFLICT_CHECK = "scripts/check_conflicts.py"
 
 
 @functools.cache
@@ -182,28 +183,20 @@ def git(*args: str) -> str:
 def unresolved_conflicts() -> list[str]:
     """Files with conflict markers (from `copier update` or a merge) and `.rej` files, among the
     files git tracks or would track."""
-    names = git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
-    return [name for name in sorted(set(filter(None, names))) if is_conflicted(Path(name))]
-
-
-def is_conflicted(path: Path) -> bool:
-    if path.suffix == ".rej":
-        return True
-    text = path.read_text(encoding="utf-8", errors="ignore") if path.is_file() else ""
-    return CONFLICT_MARKER.search(text) is not None
+    found = subprocess.run(
+        [sys.executable, CONFLICT_CHECK, "--names"], capture_output=True, text=True, check=False
+    )
+    if found.returncode not in {0, 1}:
+        msg = f"{CONFLICT_CHECK} failed: {found.stderr.strip()}"
+        raise RuntimeError(msg)
+    return found.stdout.splitlines()
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """Refuse unresolved conflicts, then check style with ruff: lint rules and formatting (nothing
     is rewritten)."""
-    if conflicts := unresolved_conflicts():
-        session.error(
-            "unresolved conflicts (from `copier update` or a merge) in: "
-            + ", ".join(conflicts)
-            + ". Edit each file to keep what you want and remove the <<<<<<< / >>>>>>> markers; "
-            "apply each .rej file's change by hand, then delete it"
-        )
+    session.run("python", CONFLICT_CHECK)  # says where they are and how to resolve them
     session.install(dev_tool("ruff"))
     session.run("ruff", "check", *session.posargs)
     session.run("ruff", "format", "--check", *session.posargs)
@@ -337,7 +330,8 @@ def pull_request_body(old: str, new: str, changed: list[str], conflicts: list[st
             "Check out this branch. In each file, keep what you want between the",
             "`<<<<<<< before updating` and `>>>>>>> after updating` markers, then remove them;",
             "apply each `.rej` file's change by hand and delete it. Then commit, push, and",
-            "mark this pull request ready for review; `nox -s lint` fails until none is left.",
+            "mark this pull request ready for review. `python scripts/check_conflicts.py` lists",
+            "what is left; CI fails until nothing is.",
         ]
     return "\n".join(lines) + "\n"
 
