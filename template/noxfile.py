@@ -250,15 +250,17 @@ def train_distributed(session: nox.Session) -> None:
     session.run(*torchrun, TRAIN_EXAMPLE, *session.posargs)
 
 
-@nox.session(default=False)
+@nox.session(default=False, reuse_venv=True)
 def bench(session: nox.Session) -> None:
     """Time every public function per backend, eager and compiled, into bench-results/.
 
     A table, Markdown, JSON and a plot; options after `--`, e.g. `-- --device cuda` or `-- --help`.
+    The environment is kept between runs, as for `tests`: only what changed is installed again.
     """
     # A GPU run gets a CUDA build of torch; the timings are then written with that build.
     cuda = any(arg in {"cuda", "--device=cuda"} for arg in session.posargs)
-    install(session, TORCH_CUDA_INDEX_URL if cuda else TORCH_INDEX_URL, *BENCH_REQUIREMENTS)
+    index = TORCH_CUDA_INDEX_URL if cuda else TORCH_INDEX_URL
+    install_when_changed(session, index, *BENCH_REQUIREMENTS)
     session.run("python", BENCH_SCRIPT, *session.posargs)
 
 

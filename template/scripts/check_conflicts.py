@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     names = arguments.files or candidate_files()
     report = {name: found for name in names if (found := conflicts_in(name))}
     if arguments.names:
-        print("\n".join(report))
+        for name in report:
+            print(name)
         return 1 if report else 0
     if not report:
         print(f"No conflict markers or .rej files in {len(names)} files.")

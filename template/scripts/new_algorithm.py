@@ -438,7 +438,9 @@ def main(argv: list[str] | None = None) -> int:
         f"\nNext: write _{name}_numpy from the paper, with a test against known values in "
         f"tests/test_{name}.py (declare how the operands' shapes relate in its SHAPES); then "
         f"{ports}. Until then `python -m pytest tests/test_{name}.py` reports them as not "
-        "implemented yet (XFAIL)."
+        "implemented yet (XFAIL). `nox -s bench` times it at sizes that grow until a call "
+        "is too slow or would need too much memory; if its cost grows faster than its inputs "
+        f"(pairwise, attention), choose the sizes in BENCHMARK_SIZES in tests/test_{name}.py."
     )
     return 0
 
