@@ -61,9 +61,9 @@ def dev_env(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> Path:
     run([sys.executable, "-m", "venv", venv])
     (site,) = venv.glob("lib/python*/site-packages")
     (site / "tests-interpreter.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
-    repo = rendered("cookiecutter", SINGLE)
-    pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", venv / "bin" / "python", "install", "--quiet"]
-    run([*pip, "--group", "dev"], cwd=repo)
+    pip: list[str | Path] = [venv / "bin" / "python", "-m", "pip", "install", "--quiet"]
+    run([*pip, "--upgrade", "pip"])  # as the README says: `--group` needs pip 25.1
+    run([*pip, "--group", "dev"], cwd=rendered("cookiecutter", SINGLE))
     return venv / "bin"
 
 
