@@ -161,11 +161,15 @@ def cold_start_section(results: dict[str, Any]) -> list[str]:
     cold = results["cold_start"]
     rows = [(phase, number(seconds, "s")) for phase, seconds in cold["phases"].items()]
     rows.append((f"**total** ({cold['tests']['summary']})", f"**{number(cold['total_seconds'], 's')}**"))
+    cache = {
+        "off": "pip's cache off (`PIP_NO_CACHE_DIR=1`: every wheel fetched again)",
+        "as found": "pip's cache as this machine had it (warm: the wheels of earlier installs)",
+    }[cold.get("pip_cache", "as found")]
     return [
         f"## Cold start: from nothing to green tests ({cold['combination']})",
         "",
-        f"One run of each phase, as a new user would, with pip {cold['pip']} (virtualenv's) and pip's cache as",
-        "this machine had it.",
+        f"One run of each phase, as a new user would, with pip {cold['pip']} (virtualenv's), {cache};",
+        f"torch from {cold.get('torch_from', 'PyTorch CPU index or pip configuration')}.",
         "",
         *table(["Phase", "Time"], rows),
     ]

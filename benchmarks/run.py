@@ -40,6 +40,7 @@ from typing import Any
 from benchmarks import bench_session, inner_loop, packages, report, repos
 from benchmarks.timing import run
 from tests.render import ROOT, Combination
+from tests.torch_index import torch_index_url
 
 SECTIONS = ["render", "update", "cold-start", "suite", "dispatch", "import", "compile", "bench", "inner-loop"]
 VERSIONS = ["python", "numpy", "torch", "jax", "cookiecutter", "copier", "virtualenv"]
@@ -152,6 +153,8 @@ def run_sections(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
                 "phases": cold.phases,
                 "total_seconds": cold.total,
                 "pip": cold.pip,
+                "pip_cache": "off" if os.environ.get("PIP_NO_CACHE_DIR") else "as found",
+                "torch_from": torch_index_url() or "pip's configuration",
                 "tests": cold.tests,
             }
         if "suite" in args.sections:

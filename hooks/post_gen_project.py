@@ -3,6 +3,8 @@
 - Remove folders whose files all rendered to empty names (copier excludes them via `_exclude`).
 - Write `.copier-answers.yml` from the same template file copier renders, with `_commit`
   (the template's `git describe --tags --always`) and `_src_path` (absolute for a local template).
+- Print the next steps from templates/next-steps.jinja, the file copier prints as
+  `_message_after_copy`.
 """
 
 import json
@@ -12,6 +14,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from jinja2 import FileSystemLoader
 from jinja2.sandbox import SandboxedEnvironment
 
 # The answers arrive as JSON, where every quote is escaped: no answer can end this raw string and
@@ -78,6 +81,25 @@ def write_answers(repo: Path) -> None:
     Path(ANSWERS_FILE).write_text(text, encoding="utf-8")
 
 
+def shown_path(project: Path) -> str:
+    """The project's folder as the user would type it: relative to the shell's folder if inside it."""
+    try:
+        return str(project.relative_to(Path(os.environ["PWD"]).resolve()))
+    except (KeyError, ValueError):
+        return str(project)
+
+
+def print_next_steps(repo: Path) -> None:
+    """The text copier prints after a copy, rendered with the same names (see copier.yml)."""
+    env = SandboxedEnvironment(loader=FileSystemLoader(str(repo)), keep_trailing_newline=True)
+    message = env.get_template("templates/next-steps.jinja").render(
+        cookiecutter=CONTEXT, _copier_conf={"dst_path": shown_path(Path.cwd().resolve())}
+    )
+    print(message, file=sys.stderr)
+
+
 if __name__ == "__main__":
     remove_empty_folders(Path.cwd())
-    write_answers(template_repo(CONTEXT.get("_repo_dir", ".")))
+    repo = template_repo(CONTEXT.get("_repo_dir", "."))
+    write_answers(repo)
+    print_next_steps(repo)

@@ -31,7 +31,6 @@ import hashlib
 import json
 import os
 import random
-import re
 import shutil
 import socket
 import subprocess
@@ -65,8 +64,10 @@ BENCH_SCRIPT = "scripts/bench.py"
 # `template_update`: the copier that updates this repo (pinned: an update must not change with
 # whatever copier release is newest), and what `copier update` leaves where it could not merge.
 COPIER = "copier==9.19.1"
-CONFLICT_MARKER = re.compile(r"^(<{7}|>{7})( |$)", re.MULTILINE)
 ANSWERS_FILE = Path(".copier-answers.yml")
+# Lists the files with conflict markers or .rej files; plain Python that imports nothing of this
+# repo, so it also runs where a conflict keeps this file from loading (CI runs it before nox).
+CONFLICT_CHECK = "scripts/check_conflicts.py"
 
 
 @functools.cache
@@ -184,28 +185,20 @@ def git(*args: str) -> str:
 def unresolved_conflicts() -> list[str]:
     """Files with conflict markers (from `copier update` or a merge) and `.rej` files, among the
     files git tracks or would track."""
-    names = git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
-    return [name for name in sorted(set(filter(None, names))) if is_conflicted(Path(name))]
-
-
-def is_conflicted(path: Path) -> bool:
-    if path.suffix == ".rej":
-        return True
-    text = path.read_text(encoding="utf-8", errors="ignore") if path.is_file() else ""
-    return CONFLICT_MARKER.search(text) is not None
+    found = subprocess.run(
+        [sys.executable, CONFLICT_CHECK, "--names"], capture_output=True, text=True, check=False
+    )
+    if found.returncode not in {0, 1}:
+        msg = f"{CONFLICT_CHECK} failed: {found.stderr.strip()}"
+        raise RuntimeError(msg)
+    return found.stdout.splitlines()
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """Refuse unresolved conflicts, then check style with ruff: lint rules and formatting (nothing
     is rewritten)."""
-    if conflicts := unresolved_conflicts():
-        session.error(
-            "unresolved conflicts (from `copier update` or a merge) in: "
-            + ", ".join(conflicts)
-            + ". Edit each file to keep what you want and remove the <<<<<<< / >>>>>>> markers; "
-            "apply each .rej file's change by hand, then delete it"
-        )
+    session.run("python", CONFLICT_CHECK)  # says where they are and how to resolve them
     session.install(dev_tool("ruff"))
     session.run("ruff", "check", *session.posargs)
     session.run("ruff", "format", "--check", *session.posargs)
@@ -277,15 +270,17 @@ def train_distributed(session: nox.Session) -> None:
     session.run(*torchrun, TRAIN_EXAMPLE, *session.posargs)
 
 
-@nox.session(default=False)
+@nox.session(default=False, reuse_venv=True)
 def bench(session: nox.Session) -> None:
     """Time every public function per backend, eager and compiled, into bench-results/.
 
     A table, Markdown, JSON and a plot; options after `--`, e.g. `-- --device cuda` or `-- --help`.
+    The environment is kept between runs, as for `tests`: only what changed is installed again.
     """
     # A GPU run gets a CUDA build of torch; the timings are then written with that build.
     cuda = any(arg in {"cuda", "--device=cuda"} for arg in session.posargs)
-    install(session, TORCH_CUDA_INDEX_URL if cuda else TORCH_INDEX_URL, *BENCH_REQUIREMENTS)
+    index = TORCH_CUDA_INDEX_URL if cuda else TORCH_INDEX_URL
+    install_when_changed(session, index, *BENCH_REQUIREMENTS)
     session.run("python", BENCH_SCRIPT, *session.posargs)
 
 
@@ -357,7 +352,8 @@ def pull_request_body(old: str, new: str, changed: list[str], conflicts: list[st
             "Check out this branch. In each file, keep what you want between the",
             "`<<<<<<< before updating` and `>>>>>>> after updating` markers, then remove them;",
             "apply each `.rej` file's change by hand and delete it. Then commit, push, and",
-            "mark this pull request ready for review; `nox -s lint` fails until none is left.",
+            "mark this pull request ready for review. `python scripts/check_conflicts.py` lists",
+            "what is left; CI fails until nothing is.",
         ]
     return "\n".join(lines) + "\n"
 

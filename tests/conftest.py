@@ -23,7 +23,7 @@ from tests.render import (
     run,
     snapshot_template,
 )
-from tests.updating import CONVENTION_CHANGES, ENGINES, WORKFLOW, Edit, drop_softmax, work_on
+from tests.updating import CONFLICTING_EDITS, CONVENTION_CHANGES, ENGINES, drop_softmax, work_on
 
 
 @pytest.fixture(autouse=True)
@@ -136,8 +136,9 @@ def repos(template_v1: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
     work_on(renamed, COMBINATIONS[0])
     made["copier-single-rename"] = renamed  # then renamed as the generated README says
     conflicting = generate(template_v1, "copier", tmp_path_factory.mktemp("conflict"), COMBINATIONS[0])
-    Edit(WORKFLOW, "runs-on: ubuntu-latest", "runs-on: ubuntu-22.04  # our cluster's image").apply(conflicting)
-    commit_all(conflicting, "pin the runner image")
+    for edit in CONFLICTING_EDITS:
+        edit.apply(conflicting)
+    commit_all(conflicting, "our own settings")
     made["conflict"] = conflicting
     return made
 

@@ -8,6 +8,7 @@ traceback. Sizes and sampling are tiny here: these tests check what is written, 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.render import BIN, COMBINATIONS, ROOT, Combination, Render
-from tests.scaffolded import PACKAGE, implement, scaffold
+from tests.scaffolded import PACKAGE, implement, scaffold, source, write_body
 from tests.test_generated_repo import run_in
 
 FUNCTIONS = ["cross_entropy", "logsumexp", "softmax"]  # the package's __all__ once scaffolded
@@ -84,10 +85,13 @@ def test_times_every_function_and_backend(repo: Path, combination: Combination) 
         if row["backend"] == "numpy":
             assert row["speedup"] == 1.0
 
-    # The plot is a real PNG of the size stated: three panels, one per function.
+    # The plot is a real PNG of the size stated: per function, time above speedup over NumPy.
     plot = results["plot"]
     assert png_size(out / plot["file"]) == (plot["width"], plot["height"])
-    assert plot["width"] > 3 * plot["height"]
+    assert (plot["width"], plot["height"]) == (3 * 480, 2 * 360)
+    machine = results["machine"]
+    for what in ("float32 on cpu", f"torch {machine['versions']['torch']}", machine["cpu"]):
+        assert what in plot["title"], plot["title"]
     markdown = (out / "results.md").read_text(encoding="utf-8")
     assert "](results.png)" in markdown
     assert f"({plot['width']}x{plot['height']} px)" in result.stdout
@@ -217,3 +221,79 @@ def test_template_benchmark_records_the_session_wall_time(tmp_path: Path) -> Non
     report = output.with_suffix(".md").read_text(encoding="utf-8")
     assert "| single | cross_entropy, softmax | 24 |" in report
     assert f"Target: {target['name']}: {target['verdict']}." in report
+
+
+# A two-operand algorithm whose intermediate (n x m x d) grows faster than its inputs (n x d, m x d).
+PAIRWISE = {
+    "numpy": "diff = x[..., :, None, :] - y[..., None, :, :]\n    result: NDArray[np.floating] = (diff * diff).sum(-1)"
+    "\n    return result",
+    "pytorch": "diff = x[..., :, None, :] - y[..., None, :, :]\n    return (diff * diff).sum(-1)",
+}
+
+
+def results_of(repo: Path) -> dict[str, Any]:
+    results: dict[str, Any] = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
+    return results
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("combination", [Combination("single", jax=False)], ids=lambda c: c.id)
+def test_sizes_stop_at_the_budgets(repo: Path, combination: Combination) -> None:
+    """The memory a size would need is estimated before it runs, and sizes over either budget are
+    skipped, with the reason, in the table; the ports run only where the reference did."""
+    run_in(repo, sys.executable, "scripts/new_algorithm.py", "pairwise_sq_dist", "x:...nd", "y:...md")
+    for backend, code in PAIRWISE.items():
+        path = source(repo, combination, "pairwise_sq_dist", backend)
+        write_body(path, f"_pairwise_sq_dist_{backend}", "    " + code)
+    sizes = ["--sizes", "1000,10000,100000,1000000", "--min-run-time", "0.01", "--threads", "1"]
+    bench(repo, "--only", "pairwise_sq_dist", "--backend", "torch", *sizes, "--memory-budget", "50MB")
+    results = results_of(repo)
+    assert {row["size"] for row in results["rows"]} == {1000, 10000}
+    assert {(row["backend"], row["mode"]) for row in results["rows"]} == {
+        ("numpy", "eager"),
+        ("torch", "eager"),
+        ("torch", "compiled"),
+    }
+    big, bigger = results["skipped_sizes"]
+    # float32 n = m = d = 316: two intermediates of 316**3 numbers, 126 MB each.
+    assert (big["size"], big["backend"]) == (100_000, "every backend")
+    needed = float(big["reason"].removeprefix("would need about ").split(" MB")[0])
+    assert 150 < needed < 400, big["reason"]
+    assert big["reason"].endswith(", over the memory budget 50 MB; --memory-budget")
+    assert (bigger["size"], bigger["reason"]) == (1_000_000, "larger than size 100,000, skipped for its memory")
+    markdown = (repo / "bench-results" / "results.md").read_text(encoding="utf-8")
+    assert "| pairwise_sq_dist | every backend |  |  | 100,000 |  | skipped |" in markdown
+    assert "| pairwise_sq_dist | numpy | cpu | eager | 10,000 | 100x100, 100x100 |" in markdown
+
+    bench(repo, "--only", "pairwise_sq_dist", "--backend", "numpy", *sizes, "--time-budget", "0.00001")
+    results = results_of(repo)
+    assert [row["size"] for row in results["rows"]] == [1000]
+    assert [row["size"] for row in results["skipped_sizes"]] == [10_000, 100_000, 1_000_000]
+    slow, slower, too_big = (row["reason"] for row in results["skipped_sizes"])
+    assert slow.startswith("a call at size 1,000 took "), slow
+    assert slow.endswith(", over the time budget 10 us; --time-budget"), slow
+    assert slower == slow
+    assert too_big.endswith(", over the memory budget 500 MB; --memory-budget"), too_big  # quick's
+
+
+def test_a_row_with_too_few_samples_shows_no_iqr(rendered: Render) -> None:
+    """Quartiles of one or two samples mean nothing: the row says so instead of "IQR 0 ns", and
+    a comparison with it rests on the ratio of medians alone, saying so."""
+    path = rendered("cookiecutter", COMBINATIONS[0]) / "scripts" / "bench_report.py"
+    spec = importlib.util.spec_from_file_location("bench_report", path)
+    assert spec is not None
+    assert spec.loader is not None
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    where = {"function": "f", "backend": "torch", "device": "cpu", "mode": "eager", "size": 10}
+    one = {**where, "shapes": [[10]], "first_call_s": 2.0, "speedup": 1.0, "samples": 1, "calls_per_sample": 1}
+    one |= {"median_s": 1.0, "q1_s": 1.0, "q3_s": 1.0}
+    cells = dict(zip(report.COLUMNS, report.cells(one), strict=True))
+    assert (cells["IQR"], cells["note"]) == ("-", f"1 of the {report.MIN_SAMPLES} samples an IQR needs")
+    many = {**one, "samples": report.MIN_SAMPLES, "q1_s": 0.9, "q3_s": 1.2}
+    cells = dict(zip(report.COLUMNS, report.cells(many), strict=True))
+    assert (cells["IQR"], cells["note"]) == ("300 ms", "")
+    changes, common = report.compare([one], [{**one, "median_s": 3.0, "q1_s": 3.0, "q3_s": 3.0}], 0.2)
+    assert common == 1
+    few = "too few samples (under 5) to compare IQRs"
+    assert changes == [f"f torch cpu eager size 10: slower, 3.00x the time (1.00 s -> 3.00 s; {few})"]

@@ -1,54 +1,46 @@
-"""The generated `.pre-commit-config.yaml`, run by pre-commit itself on every combination: valid and
-pinned, passing on a fresh repo, and refusing what `copier update` leaves unresolved.
+"""The generated `.pre-commit-config.yaml`, run by the real pre-commit with the network cut.
 
-pre-commit cannot clone hook repositories here (the network reaches package registries only). So
-`offline_config` reads the real config and turns each remote hook into a `repo: local` hook of
-`language: python` that pip-installs the repository's package (its name without `-pre-commit`)
-at the config's `rev`; ids, arguments and file filters are the config's own, and its local hooks
-run unchanged. What a hook repository's manifest adds, the command and the file types, is in
-HOOK_TOOLS by hook id, and a test fails when the config and HOOK_TOOLS name different hooks: a
-bumped `rev` installs the bumped tool, a new hook needs its line here.
+Every hook is local and runs a tool of the development environment that the generated README's
+install steps make (`pip install --group dev`), so commits work on a machine that reaches no
+network, as on many clusters. Here that environment is a venv that sees this interpreter's
+packages (torch and numpy, which mypy needs, through a `.pth` file) and gets the `dev` group's
+missing pins from pip (the one step with network, as in the README). Everything after it runs in
+a network namespace without any interface (`unshare -n`): `pre-commit install`, the hooks, the
+commits. Conflicts left by a real `copier update` are in test_update.py.
 """
 
 from __future__ import annotations
 
 import os
-import re
+import shutil
 import subprocess
-from importlib.util import find_spec
+import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from packaging.requirements import Requirement
 
-from tests.render import BIN, COMBINATIONS, Combination, Render, fresh_git_repo, git, run
+from tests.render import BIN, COMBINATIONS, ROOT, Combination, Render, fresh_git_repo, git, read_pyproject, run
 
-# Hook id -> the command its package installs, and the files it reads (from its manifest,
-# `.pre-commit-hooks.yaml`, in the repository the config names).
-HOOK_TOOLS: dict[str, dict[str, Any]] = {
-    # https://github.com/pre-commit/pre-commit-hooks
-    "check-added-large-files": {"entry": "check-added-large-files"},
-    "check-case-conflict": {"entry": "check-case-conflict"},
-    "check-merge-conflict": {"entry": "check-merge-conflict", "types": ["text"]},
-    "check-toml": {"entry": "check-toml", "types": ["toml"]},
-    "check-yaml": {"entry": "check-yaml", "types": ["yaml"]},
-    "debug-statements": {"entry": "debug-statement-hook", "types": ["python"]},
-    "end-of-file-fixer": {"entry": "end-of-file-fixer", "types": ["text"]},
-    "mixed-line-ending": {"entry": "mixed-line-ending", "types": ["text"]},
-    "trailing-whitespace": {"entry": "trailing-whitespace-fixer", "types": ["text"]},
-    # https://github.com/astral-sh/ruff-pre-commit
-    "ruff-check": {"entry": "ruff check --force-exclude", "types_or": ["python", "pyi", "jupyter"]},
-    "ruff-format": {"entry": "ruff format --force-exclude", "types_or": ["python", "pyi", "jupyter"]},
-    # https://github.com/codespell-project/codespell
-    "codespell": {"entry": "codespell", "types": ["text"]},
-    # https://github.com/kynan/nbstripout
-    "nbstripout": {"entry": "nbstripout", "types": ["jupyter"]},
-    # https://github.com/zizmorcore/zizmor-pre-commit
-    "zizmor": {"entry": "zizmor", "types": ["yaml"]},
-}
 SINGLE = COMBINATIONS[0]
 CONFLICT = "<<<<<<< before updating\nmine\n=======\ntheirs\n>>>>>>> after updating\n"
+# The tools the hooks run, each pinned once in the generated `dev` group.
+HOOK_TOOLS = ["codespell", "mypy", "nbstripout", "pre-commit-hooks", "ruff", "zizmor"]
+
+
+def offline_prefix() -> list[str]:
+    """The command prefix that cuts the network: `unshare -n` as root, `unshare -rn` for a user
+    allowed user namespaces; skips the test (saying how to run it) where neither works."""
+    for prefix in (["unshare", "-n", "--"], ["unshare", "-rn", "--"]):
+        try:
+            if subprocess.run([*prefix, "true"], capture_output=True, check=False).returncode == 0:
+                return prefix
+        except FileNotFoundError:
+            break
+    pytest.skip("cutting the network needs `unshare -n` (util-linux) as root, or user namespaces")
 
 
 def read_config(repo: Path) -> dict[str, Any]:
@@ -56,120 +48,110 @@ def read_config(repo: Path) -> dict[str, Any]:
     return config
 
 
-def remote_repos(config: dict[str, Any]) -> list[dict[str, Any]]:
-    """The repositories pre-commit would clone (not `local` or `meta`)."""
-    return [repo for repo in config["repos"] if repo["repo"] not in {"local", "meta"}]
-
-
-def offline_hook(repo: dict[str, Any], hook: dict[str, Any]) -> dict[str, Any]:
-    """`hook` of the remote `repo` as a local hook that installs the repo's package at its `rev`."""
-    assert hook["id"] in HOOK_TOOLS, f"the config runs {hook['id']} of {repo['repo']}: add it to HOOK_TOOLS"
-    package = repo["repo"].rstrip("/").rsplit("/", 1)[-1].removesuffix("-pre-commit")
-    requirement = f"{package}=={repo['rev'].removeprefix('v')}"
-    return {
-        "name": hook["id"],
-        "language": "python",
-        **HOOK_TOOLS[hook["id"]],
-        **hook,
-        "additional_dependencies": [requirement, *hook.get("additional_dependencies", [])],
-    }
-
-
-def offline_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The config with each remote hook made local (see the module docstring)."""
-    remote = remote_repos(config)
-    repos = [
-        {"repo": "local", "hooks": [offline_hook(repo, hook) for hook in repo["hooks"]]} if repo in remote else repo
-        for repo in config["repos"]
-    ]
-    return {**config, "repos": repos}
-
-
-def pre_commit(
-    repo: Path, home: Path, *args: str, skip: tuple[str, ...] = (), env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """`pre-commit run <args>` in `repo` with its offline config; the exit status is left to the caller."""
-    offline = repo.parent / f"{repo.name}.offline-pre-commit-config.yaml"
-    offline.write_text(yaml.safe_dump(offline_config(read_config(repo)), sort_keys=False), encoding="utf-8")
-    environment = {
-        **os.environ,
-        **(env or {}),
-        "PRE_COMMIT_HOME": str(home),
-        # `language: system` hooks (mypy) find the tools of the interpreter running these tests.
-        "PATH": os.pathsep.join([str(BIN), os.environ.get("PATH", "")]),
-        "SKIP": ",".join(skip),
-    }
-    return subprocess.run(
-        [BIN / "pre-commit", "run", "--config", offline, "--color", "never", *args],
-        cwd=repo,
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+def dev_pins(repo: Path) -> dict[str, str]:
+    """The `dev` group's requirements of the generated pyproject.toml, by project name."""
+    group = read_pyproject(repo)["dependency-groups"]["dev"]
+    return {Requirement(spec).name: spec for spec in group if isinstance(spec, str)}
 
 
 @pytest.fixture(scope="session")
-def pre_commit_home(tool_cache: Path) -> Path:
-    return tool_cache / "pre-commit"
+def dev_env(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv with the generated `dev` group installed (see the module docstring); its bin/."""
+    venv = tmp_path_factory.mktemp("dev-env")
+    run([sys.executable, "-m", "venv", venv])
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "tests-interpreter.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    pip: list[str | Path] = [venv / "bin" / "python", "-m", "pip", "install", "--quiet"]
+    run([*pip, "--upgrade", "pip"])  # as the README says: `--group` needs pip 25.1
+    run([*pip, "--group", "dev"], cwd=rendered("cookiecutter", SINGLE))
+    return venv / "bin"
 
 
-def test_pre_commit_config_is_valid_and_pinned(rendered: Render) -> None:
+def offline(repo: Path, dev_bin: Path, script: str, cache: Path) -> subprocess.CompletedProcess[str]:
+    """`script` (bash) in `repo` with the network cut, the dev environment first on PATH (as
+    once activated), then this interpreter's scripts (the tools the `.pth` brings)."""
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join([str(dev_bin), str(BIN), os.environ["PATH"]]),
+        "MYPY_CACHE_DIR": str(cache / "mypy-pre-commit"),  # torch's types, analysed once
+        "PRE_COMMIT_HOME": str(cache / "pre-commit-offline"),
+    }
+    command = [*offline_prefix(), "bash", "-euo", "pipefail", "-c", script]
+    return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, check=False)
+
+
+def test_every_hook_is_local_and_each_tool_pinned_once(rendered: Render) -> None:
+    """No hook repository to clone; the tools' versions live in the dev group only, and the
+    template's own test environment has the same ruff and mypy (its tests run the hooks)."""
     repo = rendered("cookiecutter", SINGLE)
     run([BIN / "pre-commit", "validate-config", repo / ".pre-commit-config.yaml"])
-    for remote in remote_repos(read_config(repo)):
-        assert re.fullmatch(r"v?\d+\.\d+\.\d+", remote["rev"]), f"pin {remote['repo']} to a release"
+    remote = [entry["repo"] for entry in read_config(repo)["repos"] if entry["repo"] != "local"]
+    assert not remote, f"hooks that need the network to install: {remote}"
+    pins = dev_pins(repo)
+    unpinned = [name for name in HOOK_TOOLS if "==" not in pins.get(name, "")]
+    assert not unpinned, f"pin each hook's tool in the dev group: {unpinned}"
+    ours = {Requirement(spec).name: spec for spec in read_pyproject(ROOT)["dependency-groups"]["test"]}
+    assert [ours["ruff"], ours["mypy"]] == [pins["ruff"], pins["mypy"]]
+    text = (repo / ".pre-commit-config.yaml").read_text(encoding="utf-8")
+    assert "rev:" not in text
+    assert "==" not in text
 
 
-def test_every_remote_hook_has_its_tool_and_no_other(rendered: Render) -> None:
-    """HOOK_TOOLS follows the config: a hook added to it, or removed, must be added or removed here."""
-    config = read_config(rendered("cookiecutter", SINGLE))
-    hooks = {hook["id"] for repo in remote_repos(config) for hook in repo["hooks"]}
-    assert sorted(hooks - set(HOOK_TOOLS)) == [], "hooks the tests cannot run offline: add them to HOOK_TOOLS"
-    assert sorted(set(HOOK_TOOLS) - hooks) == [], "HOOK_TOOLS names hooks the config no longer has"
-
-
-def test_pre_commit_passes_on_a_fresh_repo(
-    rendered: Render, combination: Combination, tmp_path: Path, pre_commit_home: Path
+def test_pre_commit_passes_offline_on_a_fresh_repo(
+    rendered: Render, combination: Combination, tmp_path: Path, dev_env: Path, tool_cache: Path
 ) -> None:
-    """Every hook of the generated config, mypy aside (next test), passes without changing a file."""
+    """Every hook but mypy (test_generated_repo.py runs it in each combination) passes, changing
+    no file, with no network."""
     repo = fresh_git_repo(rendered("cookiecutter", combination), tmp_path / "repo")
-    result = pre_commit(repo, pre_commit_home, "--all-files", "--show-diff-on-failure", skip=("mypy",))
+    result = offline(repo, dev_env, "SKIP=mypy pre-commit run --all-files --show-diff-on-failure", tool_cache)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_pre_commit_type_check_passes(
-    rendered: Render, tmp_path: Path, pre_commit_home: Path, tool_cache: Path
+def test_commits_work_offline_and_refuse_a_lint_error(
+    rendered: Render, tmp_path: Path, dev_env: Path, tool_cache: Path
 ) -> None:
-    """The mypy hook runs in the developer's environment, which needs the project's dependencies.
-    The hook is the same in every combination, and mypy passes in each (test_generated_repo.py)."""
-    missing = [name for name in ["numpy", "torch"] if not find_spec(name)]
-    if missing:
-        pytest.skip(f"the mypy hook type-checks against {', '.join(missing)}: install them to run it")
-    repo = fresh_git_repo(rendered("cookiecutter", SINGLE), tmp_path / "repo")
-    # mypy's own cache, kept between runs: analysing torch's types takes most of the time.
-    cache = {"MYPY_CACHE_DIR": str(tool_cache / "mypy-pre-commit")}
-    result = pre_commit(repo, pre_commit_home, "mypy", "--all-files", env=cache)
-    assert result.returncode == 0, result.stdout + result.stderr
+    """The README's steps from a fresh render, offline after the install: the repo, its first
+    commit and `pre-commit install`; then a commit runs every hook and lands, and a lint error is
+    refused with the file and rule named, the commit not made."""
+    repo = Path(shutil.copytree(rendered("cookiecutter", SINGLE), tmp_path / "repo"))
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    first_step = readme.split("\n## Install\n", 1)[1].split("```bash\n", 1)[1].splitlines()[0]
+    assert first_step.startswith("git init && "), first_step
+    setup = offline(repo, dev_env, f"{first_step}\npre-commit install", tool_cache)
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    first = git(repo, "rev-parse", "HEAD")
+
+    module = repo / "src" / "my_research_project" / "__init__.py"
+    module.write_text(module.read_text(encoding="utf-8") + "\n# Checked against the paper.\n", encoding="utf-8")
+    landed = offline(repo, dev_env, "git commit -qam 'A note'", tool_cache)
+    assert landed.returncode == 0, landed.stdout + landed.stderr
+    assert git(repo, "rev-parse", "HEAD~1") == first
+    # git shows a hook's output on stderr.
+    for hook in ("no unresolved conflicts", "ruff check", "ruff format", "mypy", "codespell"):
+        (line,) = [line for line in landed.stderr.splitlines() if line.startswith(hook)]
+        assert line.endswith("Passed"), landed.stderr
+
+    module.write_text(module.read_text(encoding="utf-8") + "\nVALUE = undefined_name\n", encoding="utf-8")
+    refused = offline(repo, dev_env, "git commit -qam 'A bug'", tool_cache)
+    assert refused.returncode != 0, refused.stderr
+    assert "F821 Undefined name `undefined_name`" in refused.stderr
+    assert "src/my_research_project/__init__.py" in refused.stderr
+    assert git(repo, "rev-parse", "HEAD~1") == first, "the refused commit was made"
 
 
 @pytest.mark.parametrize(
-    ("hook", "path", "content"),
-    [
-        ("check-merge-conflict", "README.md", CONFLICT),
-        ("copier-update-conflicts", "README.md", CONFLICT),
-        ("copier-update-rejects", "noxfile.py.rej", "@@ -1 +1 @@\n"),
-    ],
-    ids=["check-merge-conflict", "copier-update-conflicts", "copier-update-rejects"],
+    ("path", "content"),
+    [("README.md", CONFLICT), ("noxfile.py", CONFLICT), ("noxfile.py.rej", "@@ -1 +1 @@\n")],
+    ids=["markers-in-readme", "markers-in-noxfile", "rej-file"],
 )
 def test_pre_commit_refuses_what_copier_update_leaves_unresolved(
-    rendered: Render, tmp_path: Path, pre_commit_home: Path, hook: str, path: str, content: str
+    rendered: Render, tmp_path: Path, dev_env: Path, tool_cache: Path, path: str, content: str
 ) -> None:
     """`copier update` exits 0 with conflict markers (outside a git merge) or .rej files left."""
     repo = fresh_git_repo(rendered("cookiecutter", SINGLE), tmp_path / "repo")
     with (repo / path).open("a", encoding="utf-8") as file:
         file.write(content)
     git(repo, "add", "-A")
-    result = pre_commit(repo, pre_commit_home, hook, "--all-files")
+    result = offline(repo, dev_env, "pre-commit run unresolved-conflicts --all-files", tool_cache)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert path in result.stdout
+    assert f"in: {path}." in result.stdout

@@ -1,4 +1,5 @@
-"""The generated README's install steps work as written, in a fresh venv of every supported Python.
+"""The generated README's install steps work as written, in a fresh venv of every supported Python,
+from the folder as rendered: the steps make it a git repository with a first commit.
 
 A fresh venv has the pip its Python bundles (pip 23 with Python 3.11), too old for `--group`: the
 steps must upgrade it first. Torch comes from this machine's pip configuration (the README's
@@ -65,8 +66,7 @@ def test_install_steps_work_as_written(rendered: Render, tmp_path: Path, version
     pin = torch_pin(source / "noxfile.py")
     if reason := local_torch(python, pin):
         pytest.skip(reason)
-    repo = Path(shutil.copytree(source, tmp_path / "repo"))
-    git(repo, "init", "-q")  # the steps run in a clone of the repository
+    repo = Path(shutil.copytree(source, tmp_path / "repo"))  # as rendered: the steps make the repository
 
     readme = (repo / "README.md").read_text(encoding="utf-8")
     steps = install_steps(readme)
@@ -88,4 +88,5 @@ def test_install_steps_work_as_written(rendered: Render, tmp_path: Path, version
     result = subprocess.run(["bash", "-c", script], cwd=repo, capture_output=True, text=True, check=False)
     assert result.returncode == 0, f"{script}\n--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
     assert (repo / ".git" / "hooks" / "pre-commit").is_file()
+    assert git(repo, "log", "--format=%s") == "Start from the template", "not one first commit"
     assert f"(python {version})" in result.stdout  # `pip --version`: the venv's pip, on that Python

@@ -9,13 +9,16 @@ Updates that change an answer are in test_update_answers.py.
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.render import BIN, COMBINATIONS, Combination, commit_all, generate, git, run, snapshot_template
+from tests.render import BIN, COMBINATIONS, Combination, Render, commit_all, generate, git, run, snapshot_template
+from tests.test_pre_commit import offline_prefix
 from tests.updating import (
+    CONFLICTING_EDITS,
     CONVENTION_CHANGES,
     ENGINES,
     WORKFLOW,
@@ -23,6 +26,9 @@ from tests.updating import (
     copier_update,
     user_changes,
 )
+
+# The conflict check as the README and CI run it: plain Python, imports nothing of the repo.
+CONFLICT_CHECK = "python scripts/check_conflicts.py"
 
 pytestmark = pytest.mark.slow
 
@@ -55,35 +61,48 @@ def test_a_deleted_worked_example_stays_deleted(v2: dict[str, Path], combination
     assert not conflicted_files(repo)
 
 
-def test_a_conflicting_edit_leaves_markers_that_pre_commit_refuses(v2: dict[str, Path], tmp_path: Path) -> None:
+def test_conflicts_are_reported_by_name_without_loading_the_files(v2: dict[str, Path], rendered: Render) -> None:
+    """A real conflict in noxfile.py, pyproject.toml, the pre-commit config, a test helper and the
+    CI workflow: the check that reads them as text names each one, run as the README says, as CI
+    runs it (before nox, which cannot load such a noxfile.py) and as pre-commit runs it, offline."""
     repo = v2["conflict"]
     copier_update(repo)  # copier exits 0 on a conflict
+    conflicted = sorted(edit.path for edit in CONFLICTING_EDITS)
+    assert conflicted_files(repo) == conflicted
+    loaded = subprocess.run([BIN / "nox", "-l"], cwd=repo, capture_output=True, text=True, check=False)
+    assert "SyntaxError" in loaded.stderr, "nox loaded a noxfile.py with conflict markers"
 
-    assert conflicted_files(repo) == [WORKFLOW]
-    refused = run_local_pre_commit_hooks(repo, tmp_path, "--all-files")
-    assert refused.returncode != 0
-    assert WORKFLOW in refused.stdout
-    git(repo, "checkout", "HEAD", "--", WORKFLOW)  # resolved: the user keeps their version
-    assert run_local_pre_commit_hooks(repo, tmp_path, "--all-files").returncode == 0
-
-
-def run_local_pre_commit_hooks(repo: Path, scratch: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real pre-commit, with the repo's own `local` hooks (the others would need the network
-    to fetch their repositories)."""
-    config = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
-    local_hooks = [entry for entry in config["repos"] if entry["repo"] == "local"]
-    guards = [
-        dict(entry, hooks=[hook for hook in entry["hooks"] if hook["language"] != "system"]) for entry in local_hooks
-    ]
-    local_config = scratch / "local-hooks.yaml"
-    local_config.write_text(yaml.safe_dump({"repos": guards}), encoding="utf-8")
-    return subprocess.run(
-        [str(BIN / "pre-commit"), "run", "--config", str(local_config), *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=False,
+    # The README's command, and CI's first step in every job (from a fresh render: the repo's own
+    # workflow is among the conflicted files), with a Python that imports nothing of the repo.
+    workflow = yaml.safe_load((rendered("copier", COMBINATIONS[0]) / WORKFLOW).read_text(encoding="utf-8"))
+    for job in workflow["jobs"].values():
+        commands = [step["run"] for step in job["steps"] if "run" in step]
+        assert commands[0] == CONFLICT_CHECK, commands
+    found = subprocess.run(
+        [sys.executable, "-I", *CONFLICT_CHECK.split()[1:]], cwd=repo, capture_output=True, text=True, check=False
     )
+    assert found.returncode == 1, found.stdout + found.stderr
+    assert f"in: {', '.join(conflicted)}." in found.stdout
+    assert "noxfile.py:" in found.stdout  # with the line of each marker
+
+    # pre-commit, with the network cut: it cannot read its own conflicted config, and says which
+    # file; with that one resolved, the hook names the others.
+    refused = offline_pre_commit(repo, "run", "unresolved-conflicts", "--all-files")
+    assert refused.returncode != 0
+    assert "InvalidConfigError" in refused.stdout + refused.stderr
+    assert ".pre-commit-config.yaml" in refused.stdout + refused.stderr
+    git(repo, "checkout", "HEAD", "--", ".pre-commit-config.yaml")  # resolved: the user's version
+    refused = offline_pre_commit(repo, "run", "unresolved-conflicts", "--all-files")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert f"in: {', '.join(name for name in conflicted if name != '.pre-commit-config.yaml')}." in refused.stdout
+    git(repo, "checkout", "HEAD", "--", *conflicted)  # all resolved: the user keeps their versions
+    assert offline_pre_commit(repo, "run", "unresolved-conflicts", "--all-files").returncode == 0
+
+
+def offline_pre_commit(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real pre-commit, with the repo's own config, in a network namespace with no interface."""
+    command = [*offline_prefix(), str(BIN / "pre-commit"), *args]
+    return subprocess.run(command, cwd=repo, capture_output=True, text=True, check=False)
 
 
 def test_a_dirty_repo_is_refused_without_losing_work(v2: dict[str, Path]) -> None:

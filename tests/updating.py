@@ -39,8 +39,8 @@ class Edit:
         return self.new in (root / self.path).read_text(encoding="utf-8")
 
 
-# v2.0.0 of the template (paths inside template/): a lint rule, the CI workflow, a nox session and
-# a test helper change.
+# v2.0.0 of the template (paths inside template/): a lint rule, the CI workflow, a nox session, the
+# pre-commit hooks and a test helper change.
 CONVENTION_CHANGES = [
     Edit("pyproject.toml", "[tool.ruff.lint]\n", "[tool.ruff.lint]\n# v2: stricter complexity limits\n"),
     Edit(".github/workflows/ci.yml", "runs-on: ubuntu-latest", "runs-on: ubuntu-24.04  # v2: pinned image"),
@@ -49,9 +49,21 @@ CONVENTION_CHANGES = [
         "def lint(session: nox.Session) -> None:\n",
         "def lint(session: nox.Session) -> None:  # v2\n",
     ),
+    Edit(".pre-commit-config.yaml", "repos:\n", "repos: # v2: hooks in a new order\n"),
     Edit("tests/parity.py", "\nimport ", "\n# v2: clearer failure messages\nimport "),
 ]
 WORKFLOW = ".github/workflows/ci.yml"
+# A user's edits to the lines that v2.0.0 changes: `copier update` leaves conflict markers in each
+# of these files (where nox, pip, ruff, pytest and pre-commit cannot even load them).
+CONFLICTING_EDITS = [
+    Edit(WORKFLOW, "runs-on: ubuntu-latest", "runs-on: ubuntu-22.04  # our cluster's image"),
+    Edit(
+        "noxfile.py", "def lint(session: nox.Session) -> None:\n", "def lint(session: nox.Session) -> None:  # ours\n"
+    ),
+    Edit("pyproject.toml", "[tool.ruff.lint]\n", "[tool.ruff.lint]\n# ours: the lab's own rules\n"),
+    Edit(".pre-commit-config.yaml", "repos:\n", "repos: # ours: a hook of our own below\n"),
+    Edit("tests/parity.py", "\nimport ", "\n# ours: notes on tolerances\nimport "),
+]
 
 
 def user_changes(combination: Combination) -> list[Edit]:

@@ -7,8 +7,10 @@
 
 The functions are the package's `__all__`. Each one's inputs come from `benchmark_inputs(size)`
 in its test module, tests/test_<name>.py, at the sizes that module declares in `BENCHMARK_SIZES`
-(or the profile's). Every backend runs in the same dtype (`--dtype`): the NumPy reference, then
-the ports on each device, eager and compiled (`torch.compile`{% if cookiecutter.jax %}, `jax.jit`{% endif %}).
+(or the profile's); a size counts the elements of the largest operand. Every backend runs in the
+same dtype (`--dtype`): the NumPy reference, then the ports on each device, eager and compiled
+(`torch.compile`{% if cookiecutter.jax %}, `jax.jit`{% endif %}). Sizes grow until a call would take longer than the time budget
+or need more memory than the memory budget (`bench_sizes.py`); the report lists those skipped.
 
 `torch.utils.benchmark` times the calls: it warms up, waits for the device, takes many samples
 and reports their median and interquartile range (IQR). The first call, which compiles, is
@@ -32,6 +34,7 @@ import torch
 from torch.utils import benchmark
 
 import bench_report
+import bench_sizes
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "{{ cookiecutter.package_name }}"
@@ -46,17 +49,28 @@ Inputs = Callable[[int], tuple[tuple[Any, ...], dict[str, Any]]]
 
 @dataclass(frozen=True)
 class Profile:
-    """Input sizes (elements of the largest operand) and seconds of samples per measurement."""
+    """Input sizes (elements of the largest operand), seconds of samples per measurement, and
+    the budgets of one call: sizes that would exceed them are skipped."""
 
     sizes: tuple[int, ...]
     min_run_time: float
     most_sizes: int  # of an algorithm's own BENCHMARK_SIZES: smallest, largest, between
+    time_budget: float  # seconds, the median of one call
+    memory_budget: int  # bytes, the NumPy reference's peak in one call
 
 
 PROFILES = {
-    "quick": Profile(tuple(10**k for k in range(3, 7)), min_run_time=0.1, most_sizes=4),
-    "thorough": Profile(tuple(10**k for k in range(2, 8)), min_run_time=1.0, most_sizes=100),
+    "quick": Profile(
+        tuple(10**k for k in range(3, 7)), 0.1, 4, time_budget=0.5, memory_budget=500 * 10**6
+    ),
+    "thorough": Profile(
+        tuple(10**k for k in range(2, 8)), 1.0, 100, time_budget=2.0, memory_budget=2 * 10**9
+    ),
 }
+
+
+# A size skipped for the budgets: by every backend (the reference's sizes), or by one port.
+SKIP_KEYS = ("function", "size", "backend", "device", "mode", "reason")
 
 
 class Skipped(Exception):
@@ -75,6 +89,18 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.ArgumentParser, argpars
     parser.add_argument("--sizes", type=sizes, help="comma-separated, replaces the profile's")
     parser.add_argument("--threads", type=int, help="PyTorch's CPU threads (default: its own)")
     parser.add_argument("--min-run-time", type=float, help="seconds of samples per measurement")
+    parser.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="SECONDS",
+        help="skip sizes where a call would take longer (quick: 0.5, thorough: 2)",
+    )
+    parser.add_argument(
+        "--memory-budget",
+        type=memory,
+        metavar="SIZE",
+        help="skip sizes where a call would need more, e.g. 4GB (quick: 500MB, thorough: 2GB)",
+    )
     parser.add_argument("--output", type=Path, default=ROOT / "bench-results", metavar="FOLDER")
     parser.add_argument("--compare", type=Path, metavar="OLD.json", help="an earlier run")
     parser.add_argument(
@@ -95,6 +121,13 @@ def sizes(text: str) -> tuple[int, ...]:
         msg = f"{text!r}: expected positive integers such as 1000,100000"
         raise argparse.ArgumentTypeError(msg)
     return values
+
+
+def memory(text: str) -> int:
+    try:
+        return bench_sizes.parse_bytes(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def functions(parser: argparse.ArgumentParser, only: list[str] | None) -> dict[str, Any]:
@@ -204,8 +237,10 @@ def measure(
     mode: str,
     inputs: tuple[tuple[Any, ...], dict[str, Any]],
     run_time: float,
+    budget: float,
 ) -> dict[str, Any]:
-    """Seconds of the first call, then the median and quartiles of many, at one size."""
+    """Seconds of the first call, then the median and quartiles of many, at one size: at least
+    `bench_report.MIN_SAMPLES` samples where a call takes at most `budget` seconds."""
     operands, parameters = inputs
     arguments = [target.asarray(np.asarray(value)) for value in operands]
     call, parameters = (
@@ -229,18 +264,31 @@ def measure(
         num_threads=torch.get_num_threads(),  # as many threads as PyTorch uses outside the timer
     )
     samples = timer.blocked_autorange(min_run_time=run_time)
-    q1, median, q3 = np.percentile(samples.times, [25, 50, 75])
+    times = list(samples.times)
+    while len(times) < bench_report.MIN_SAMPLES and float(np.median(times)) <= budget:
+        times += timer.timeit(samples.number_per_run).times
+    q1, median, q3 = np.percentile(times, [25, 50, 75])
     return {
         "backend": target.backend,
         "device": target.device,
         "mode": mode,
+        "shapes": [list(np.shape(value)) for value in operands],
         "median_s": float(median),
         "q1_s": float(q1),
         "q3_s": float(q3),
-        "samples": len(samples.times),
+        "samples": len(times),
         "calls_per_sample": samples.number_per_run,
         "first_call_s": first_call,
     }
+
+
+def reference_peak(
+    function: Any, target: Target, inputs: tuple[tuple[Any, ...], dict[str, Any]]
+) -> int:
+    """The NumPy reference's peak bytes in one call on `inputs` (see bench_sizes.py)."""
+    operands, parameters = inputs
+    arguments = [target.asarray(np.asarray(value)) for value in operands]
+    return bench_sizes.traced_peak(lambda: function(*arguments, **parameters))
 
 
 def time_function(
@@ -249,18 +297,43 @@ def time_function(
     targets: list[Target],
     args: argparse.Namespace,
     skipped: dict[str, str],
-) -> list[dict[str, Any]]:
-    """Every target and mode of `function` at each size. A port that raises NotImplementedError
-    (a stub) is left out, the reason in `skipped`; so is the function when its reference is one."""
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every target and mode of `function` at each size that fits the budgets: the rows, and
+    the sizes skipped with the reason. The NumPy reference (the first target) decides the sizes
+    of every port: they are compared with it. A port that raises NotImplementedError (a stub) is
+    left out, the reason in `skipped`; so is the function when its reference is one."""
     benchmark_inputs, declared = inputs_of(name)
-    run_time = args.min_run_time or PROFILES[args.profile].min_run_time
-    rows = []
+    profile = PROFILES[args.profile]
+    run_time = args.min_run_time or profile.min_run_time
+    reference = targets[0]
+    growth = bench_sizes.Growth(
+        seconds=args.time_budget or profile.time_budget,
+        bytes=args.memory_budget or profile.memory_budget,
+        peak_of=lambda size: reference_peak(function, reference, benchmark_inputs(size)),
+    )
+    rows, skips, compared = [], [], set()  # compared: the sizes the reference was timed at
     for target in targets:
         try:
             for mode in modes(target):  # eager first: a stub raises there, not in a compiler
+                timed: list[dict[str, Any]] = []  # this target's and mode's rows
                 for size in sizes_for(args, declared):
-                    row = measure(function, target, mode, benchmark_inputs(size), run_time)
+                    if target is not reference and size not in compared:
+                        continue  # skipped by the reference, which says why
+                    reason = growth.too_big(size) or growth.too_slow(timed, size)
+                    if reason is not None:
+                        where = (target.backend, target.device, mode)
+                        if target is reference:
+                            where = ("every backend", "", "")
+                        record = (name, size, *where, reason)
+                        skips.append(dict(zip(SKIP_KEYS, record, strict=True)))
+                        note(f"{name} {target} {mode} n={size}: skipped, {reason}")
+                        continue
+                    inputs = benchmark_inputs(size)
+                    row = measure(function, target, mode, inputs, run_time, growth.seconds)
                     rows.append({"function": name, "size": size, **row})
+                    timed.append(rows[-1])
+                    if target is reference:
+                        compared.add(size)
                     median = bench_report.duration(row["median_s"])
                     note(f"{name} {target} {mode} n={size}: {median}")
         except NotImplementedError as error:
@@ -268,7 +341,7 @@ def time_function(
                 raise Skipped(str(error)) from None
             skipped[f"{name} on {target.backend} {target.device}"] = str(error)
             note(f"{name} on {target} left out: {error}")
-    return rows
+    return rows, skips
 
 
 def speedups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -287,19 +360,24 @@ def time_all(
     args: argparse.Namespace,
     chosen: dict[str, Any],
     timed_on: list[Target],
-) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """The rows of every function, and why any function or port was left out."""
+) -> tuple[list[dict[str, Any]], dict[str, str], list[dict[str, Any]]]:
+    """The rows of every function, why any function or port was left out, and the sizes
+    skipped for the budgets."""
     rows: list[dict[str, Any]] = []
     skipped: dict[str, str] = {}
+    sizes_skipped: list[dict[str, Any]] = []
     for name, function in chosen.items():
         try:
-            rows += time_function(name, function, timed_on, args, skipped)
+            timed, too_large = time_function(name, function, timed_on, args, skipped)
         except Skipped as reason:
             if args.only:
                 parser.error(f"{name}: {reason}")
             note(f"{name} left out: {reason}")
             skipped[name] = str(reason)
-    return rows, skipped
+            continue
+        rows += timed
+        sizes_skipped += too_large
+    return rows, skipped, sizes_skipped
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -320,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
 {%- endif %}
     started = time.perf_counter()
-    rows, skipped = time_all(parser, args, chosen, timed_on)
+    rows, skipped, sizes_skipped = time_all(parser, args, chosen, timed_on)
     if not rows:
         parser.exit(1, "bench: nothing timed: every function was left out (see above)\n")
     results = {
@@ -332,7 +410,12 @@ def main(argv: list[str] | None = None) -> int:
         "machine": bench_report.machine(),
         "seconds": time.perf_counter() - started,
         "functions": sorted({row["function"] for row in rows}),
+        "budget": {
+            "seconds": args.time_budget or PROFILES[args.profile].time_budget,
+            "bytes": args.memory_budget or PROFILES[args.profile].memory_budget,
+        },
         "skipped": skipped,
+        "skipped_sizes": sizes_skipped,
         "rows": speedups(rows),
     }
     bench_report.write(results, args.output, old, args.threshold)

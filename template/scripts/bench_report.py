@@ -22,18 +22,25 @@ COLUMNS = [
     "device",
     "mode",
     "size",
+    "shapes",
     "median",
     "IQR",
     "first call",
     "speedup",
+    "note",
 ]
+# The fewest samples whose quartiles mean something; a row with fewer shows no IQR.
+MIN_SAMPLES = 5
 UNITS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6))
 PANEL_INCHES, DPI = (4.8, 3.6), 100
-HOW_TO_READ = """\
-`median` is the time of one call once warmed up (half the samples were faster), `IQR` the
-spread of the middle half of the samples, `first call` the very first call's time, which for a
-compiled mode includes compiling. `speedup` is the NumPy reference's median over the row's:
-above 1, faster than the reference."""
+SIZE_AXIS = "input size: elements in the largest operand"
+HOW_TO_READ = f"""\
+`size` counts the elements in the largest operand (`shapes`: every operand's). `median` is the
+time of one call once warmed up (half the samples were faster), `IQR` the spread of the middle
+half of the samples (none below {MIN_SAMPLES} samples), `first call` the very first call's time,
+which for a compiled mode includes compiling. `speedup` is the NumPy reference's median over the
+row's: above 1, faster than the reference. Sizes grow until a call would take longer than the
+time budget or need more memory than the memory budget: rows marked `skipped` say which."""
 
 
 def duration(seconds: float) -> str:
@@ -56,13 +63,23 @@ def machine() -> dict[str, Any]:
     gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else None
     return {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "cpu": platform.processor() or platform.machine(),
+        "cpu": cpu_model(),
         "cpus": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "gpu": gpu,
         "python": platform.python_version(),
         "versions": versions,
     }
+
+
+def cpu_model() -> str:
+    """The processor's name (Linux: /proc/cpuinfo), else what the platform module knows."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    return platform.processor() or platform.machine()
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -81,19 +98,33 @@ def load(path: Path) -> dict[str, Any]:
 # --- Tables ---------------------------------------------------------------------------------
 
 
+def enough_samples(row: Row) -> bool:
+    return bool(row.get("samples", MIN_SAMPLES) >= MIN_SAMPLES)
+
+
 def cells(row: Row) -> list[str]:
+    """A measured row's cells; a skipped size's (it has a `reason`) say so."""
+    where = [row["function"], row["backend"], row["device"], row["mode"], f"{row['size']:,}"]
+    if "reason" in row:
+        return [*where, "", "skipped", "", "", "", row["reason"]]
     compiled = row["mode"] == "compiled"
+    spread = duration(row["q3_s"] - row["q1_s"]) if enough_samples(row) else "-"
+    few = f"{row.get('samples')} of the {MIN_SAMPLES} samples an IQR needs"
     return [
-        row["function"],
-        row["backend"],
-        row["device"],
-        row["mode"],
-        f"{row['size']:,}",
+        *where,
+        ", ".join("x".join(map(str, shape)) or "scalar" for shape in row.get("shapes", [])),
         duration(row["median_s"]),
-        duration(row["q3_s"] - row["q1_s"]),
+        spread,
         duration(row["first_call_s"]) + (" (compiles)" if compiled else ""),
         f"{row['speedup']:#.3g}x",
+        "" if enough_samples(row) else few,
     ]
+
+
+def table_rows(results: dict[str, Any]) -> list[Row]:
+    """The measured rows and the skipped sizes, by function and size."""
+    skipped = results.get("skipped_sizes", [])
+    return sorted([*results["rows"], *skipped], key=lambda row: str(row["function"]))
 
 
 def terminal_table(rows: list[Row]) -> str:
@@ -108,7 +139,7 @@ def terminal_table(rows: list[Row]) -> str:
 def markdown(results: dict[str, Any], notes: list[str]) -> str:
     """The whole report: how it was run, how to read it, the table, the plot, then `notes`."""
     header = "| " + " | ".join(COLUMNS) + " |\n|" + " --- |" * len(COLUMNS)
-    table = "\n".join("| " + " | ".join(cells(row)) + " |" for row in results["rows"])
+    table = "\n".join("| " + " | ".join(cells(row)) + " |" for row in table_rows(results))
     found = results["machine"]
     versions = ", ".join(f"{name} {number}" for name, number in found["versions"].items())
     lines = [
@@ -116,8 +147,10 @@ def markdown(results: dict[str, Any], notes: list[str]) -> str:
         "",
         (
             f"`{results['command']}`: profile {results['profile']}, {results['dtype']}, "
-            f"{found['date']}, {found['cpus']} CPUs ({found['torch_threads']} PyTorch threads), "
-            f"GPU: {found['gpu'] or 'none'}, {versions}."
+            f"{found['date']}, {found['cpu']}, {found['cpus']} CPUs ({found['torch_threads']} "
+            "PyTorch threads), "
+            f"GPU: {found['gpu'] or 'none'}, {versions}. Budgets of one call: "
+            f"{duration(results['budget']['seconds'])}, {results['budget']['bytes'] / 1e6:,.0f} MB."
         ),
         "",
         HOW_TO_READ,
@@ -134,10 +167,10 @@ def markdown(results: dict[str, Any], notes: list[str]) -> str:
 # --- Plot -----------------------------------------------------------------------------------
 
 
-def plot(rows: list[Row], path: Path) -> tuple[int, int] | None:
-    """Median time against size, log-log, one line per backend, device and mode (the band: the
-    interquartile range), one panel per function; the PNG's width and height, or None when
-    matplotlib is not installed."""
+def plot(rows: list[Row], path: Path, title: str) -> tuple[int, int] | None:
+    """Per function, two panels: median time against size (log-log; the band: the IQR) and
+    the speedup over the NumPy reference, a line per backend, device and mode; `title` on top.
+    The PNG's width and height, or None when matplotlib is not installed."""
     try:
         import matplotlib as mpl
     except ModuleNotFoundError:
@@ -147,13 +180,14 @@ def plot(rows: list[Row], path: Path) -> tuple[int, int] | None:
     import matplotlib.pyplot as plt
 
     names = sorted({row["function"] for row in rows})
-    places = {f"{row['backend']} {row['device']}" for row in rows}
+    places = sorted({f"{row['backend']} {row['device']}" for row in rows})
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     columns = min(len(names), 3)
-    shape = (math.ceil(len(names) / columns), columns)
+    shape = (2 * math.ceil(len(names) / columns), columns)  # time above speedup
     size = (PANEL_INCHES[0] * shape[1], PANEL_INCHES[1] * shape[0])
     figure, axes = plt.subplots(*shape, figsize=size, dpi=DPI, squeeze=False, layout="constrained")
-    for name, panel in zip(names, axes.flat, strict=False):
+    for index, name in enumerate(names):
+        times, speedups = (axes[2 * (index // columns) + half, index % columns] for half in (0, 1))
         lines: dict[tuple[str, str], list[Row]] = {}
         for row in rows:
             if row["function"] == name:
@@ -162,20 +196,42 @@ def plot(rows: list[Row], path: Path) -> tuple[int, int] | None:
             points.sort(key=lambda row: row["size"])
             x = [row["size"] for row in points]
             # A colour per backend and device, the same in every panel; compiled dashed.
-            style = {"color": colors[sorted(places).index(where) % len(colors)], "marker": "o"}
+            style = {"color": colors[places.index(where) % len(colors)], "marker": "o"}
             style["linestyle"] = "--" if mode == "compiled" else "-"
-            panel.plot(x, [row["median_s"] for row in points], label=f"{where} {mode}", **style)
+            times.plot(x, [row["median_s"] for row in points], label=f"{where} {mode}", **style)
             low, high = [row["q1_s"] for row in points], [row["q3_s"] for row in points]
-            panel.fill_between(x, low, high, color=style["color"], alpha=0.2)
-        panel.set(xscale="log", yscale="log", title=name, xlabel="input size (elements)")
-        panel.set_ylabel("median time per call (s)")
-        panel.grid(visible=True, which="both", alpha=0.3)
-        panel.legend(fontsize="small")
-    for panel in axes.flat[len(names) :]:
-        panel.set_axis_off()
+            times.fill_between(x, low, high, color=style["color"], alpha=0.2)
+            if not where.startswith("numpy"):
+                speedups.plot(
+                    x, [row["speedup"] for row in points], label=f"{where} {mode}", **style
+                )
+        speedups.axhline(1.0, color="black", linewidth=1, label="NumPy reference")
+        times.set(xscale="log", yscale="log", title=name, ylabel="median time per call (s)")
+        speedups.set(xscale="log", yscale="log", xlabel=SIZE_AXIS)
+        speedups.set(title=f"{name}: speedup over NumPy", ylabel="NumPy's median / this one's")
+        for panel in (times, speedups):
+            panel.grid(visible=True, which="both", alpha=0.3)
+            panel.legend(fontsize="small")
+    for panel in axes.flat:
+        if not panel.has_data():
+            panel.set_axis_off()
+    figure.suptitle(title)
     figure.savefig(path, dpi=DPI)  # no bbox_inches="tight": the size stays as stated
     plt.close(figure)
     return round(size[0] * DPI), round(size[1] * DPI)
+
+
+def plot_title(results: dict[str, Any]) -> str:
+    """What the numbers were measured with: dtype, devices, versions, machine."""
+    found = results["machine"]
+    devices = sorted({row["device"] for row in results["rows"]})
+    gpu = f" ({found['gpu']})" if found["gpu"] and "cuda" in devices else ""
+    versions = ", ".join(f"{name} {number}" for name, number in found["versions"].items())
+    return (
+        f"{results['dtype']} on {', '.join(devices)}{gpu}; {versions}\n"
+        f"{found['cpu']}, {found['cpus']} CPUs ({found['torch_threads']} PyTorch threads), "
+        f"{found['date'][:10]}"
+    )
 
 
 # --- Comparison -----------------------------------------------------------------------------
@@ -183,8 +239,9 @@ def plot(rows: list[Row], path: Path) -> tuple[int, int] | None:
 
 def compare(old: list[Row], new: list[Row], threshold: float) -> tuple[list[str], int]:
     """Each row whose median moved by more than `threshold` (a fraction) from the same row of
-    `old`, with the two interquartile ranges apart (so that noise alone does not count); and
-    how many rows the two runs have in common."""
+    `old`, with the two interquartile ranges apart (so that noise alone does not count; where
+    either row has too few samples for one, the ratio alone, and the change says so); and how
+    many rows the two runs have in common."""
     before = {tuple(row[key] for key in KEY): row for row in old}
     changes, common = [], 0
     for row in new:
@@ -193,16 +250,18 @@ def compare(old: list[Row], new: list[Row], threshold: float) -> tuple[list[str]
             continue
         common += 1
         ratio = row["median_s"] / previous["median_s"]
-        slower = ratio > 1 + threshold and row["q1_s"] > previous["q3_s"]
-        faster = ratio < 1 / (1 + threshold) and row["q3_s"] < previous["q1_s"]
+        spread = enough_samples(row) and enough_samples(previous)
+        slower = ratio > 1 + threshold and (row["q1_s"] > previous["q3_s"] or not spread)
+        faster = ratio < 1 / (1 + threshold) and (row["q3_s"] < previous["q1_s"] or not spread)
         if slower or faster:
             what = (
                 f"{row['function']} {row['backend']} {row['device']} {row['mode']} "
                 f"size {row['size']:,}"
             )
             times = f"{duration(previous['median_s'])} -> {duration(row['median_s'])}"
+            few = "" if spread else f"; too few samples (under {MIN_SAMPLES}) to compare IQRs"
             changes.append(
-                f"{what}: {'slower' if slower else 'faster'}, {ratio:.2f}x the time ({times})"
+                f"{what}: {'slower' if slower else 'faster'}, {ratio:.2f}x the time ({times}{few})"
             )
     return changes, common
 
@@ -212,10 +271,19 @@ def write(
 ) -> None:
     """Print the table (and the changes against `old`); write results.json, .md and .png."""
     folder.mkdir(parents=True, exist_ok=True)
-    size = plot(results["rows"], folder / "results.png")
-    stated = None if size is None else {"file": "results.png", "width": size[0], "height": size[1]}
+    title = plot_title(results)
+    size = plot(results["rows"], folder / "results.png", title)
+    stated = None
+    if size is not None:
+        stated = {"file": "results.png", "width": size[0], "height": size[1], "title": title}
     results = {**results, "plot": stated}
     notes = [f"{name} left out: {reason}" for name, reason in results["skipped"].items()]
+    if results["skipped_sizes"]:
+        notes.append(
+            f"Skipped for the budgets: {len(results['skipped_sizes'])} (see the table). Raise "
+            "them with --time-budget and --memory-budget, or choose the sizes: BENCHMARK_SIZES "
+            "in the function's test module."
+        )
     if size is None:
         notes.append("No plot: matplotlib is not installed (pip install matplotlib).")
     if old is not None:
@@ -227,6 +295,6 @@ def write(
         ]
     (folder / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     (folder / "results.md").write_text(markdown(results, notes), encoding="utf-8")
-    print("\n".join([terminal_table(results["rows"]), "", *notes]).rstrip())
+    print("\n".join([terminal_table(table_rows(results)), "", *notes]).rstrip())
     files = "results.md, results.json" + (f", results.png ({size[0]}x{size[1]} px)" if size else "")
     print(f"\nWritten to {folder}: {files}")

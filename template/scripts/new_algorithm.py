@@ -495,7 +495,10 @@ def main(argv: list[str] | None = None) -> int:
         f"tests/test_{name}.py (its SPEC declares the operands' shapes, sizes and values; its "
         f"draw, the parameters' ranges); then {ports}. Until then `python -m pytest "
         f"tests/test_{name}.py` reports them as not implemented yet (XFAIL); once all are "
-        "written, `ruff check --fix` removes the unused import of NotYetImplemented."
+        "written, `ruff check --fix` removes the unused import of NotYetImplemented. "
+        "`nox -s bench` times it at sizes that grow until a call is too slow or would need too "
+        "much memory; if its cost grows faster than its inputs (pairwise, attention), choose "
+        f"the sizes in BENCHMARK_SIZES in tests/test_{name}.py."
     )
     return 0
 
