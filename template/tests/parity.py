@@ -1232,20 +1232,40 @@ class ArrayLike:
         return self.values if dtype is None else self.values.astype(dtype)
 
 
+def _implemented(
+    function: Function, backend: str, operands: Operands, parameters: Parameters
+) -> bool:
+    """Whether `function` has an implementation for `backend` (raises no "not implemented yet"
+    for valid operands): refusals are checked on the backends it has."""
+    arguments = [Target(backend, "float64").asarray(value) for value in operands]
+    try:
+        _reference(function, arguments, parameters)
+    except NotImplementedError:
+        return False
+    except Exception:  # noqa: BLE001 - refusing these operands is the function's own business
+        return True
+    return True
+
+
 def assert_rejects_unsupported(
     function: Function, operands: Operands, parameters: Parameters | None = None
 ) -> None:
     """`function` raises a ``TypeError`` that names the problem and what to pass instead:
 
     - for each operand replaced by a list, a Python float or an `ArrayLike`;
-    - for each floating operand replaced by integers, on every backend (each would promote
-      them differently, so the package refuses them);
-    - with several operands, for operands from two backends (naming both).
+    - for each floating operand replaced by integers, on every backend the function has (each
+      would promote them differently, so the package refuses them);
+    - with several operands, for operands from two such backends (naming both).
     """
     __tracebackhide__ = True
     parameters = parameters or {}
     name = function.__name__
-    available = [backend for backend in BACKENDS if missing_backend(backend) is None]
+    available = [
+        backend
+        for backend in BACKENDS
+        if missing_backend(backend) is None
+        and _implemented(function, backend, operands, parameters)
+    ]
     for position, value in enumerate(operands):
         wrong_values = [(value.tolist(), "list"), (1.0, "float"), (ArrayLike(value), "ArrayLike")]
         for wrong, type_name in wrong_values:

@@ -10,6 +10,7 @@ the public functions accept (for type checkers); `is_jax_float`, the check that 
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from typing import TYPE_CHECKING, Any, TypeGuard
 
@@ -71,9 +72,9 @@ def _floating(x: Any) -> bool:
 
 def dispatch_error(function: Callable[..., object], **operands: object) -> TypeError:
     """The error for operands that no branch of `function` accepts, saying why: one that is not
-    an array; operands from two backends; integers or booleans (each backend would promote them
-    its own way, so the same call would give different dtypes); JAX arrays for a function
-    without a JAX branch.
+    an array; operands from two backends; JAX arrays for a function without a JAX port; integers
+    or booleans (each backend would promote them its own way, so the same call would give
+    different dtypes).
 
     Built only after dispatch has failed, so it costs nothing on the fast path.
     """
@@ -90,19 +91,29 @@ def dispatch_error(function: Callable[..., object], **operands: object) -> TypeE
         return TypeError(
             f"{name}() got operands from different backends ({listed}); convert them to one backend"
         )
-    for operand, value in operands.items():
-        if not _floating(value):
-            dtype = getattr(value, "dtype", "?")
-            return TypeError(
-                f"{name}() got {operand} of dtype {dtype}; expected floating point "
-                "(convert it first: x.astype(np.float32), x.float(), ...)"
-            )
-    if set(found.values()) == {"jax.Array"}:
+    if set(found.values()) == {"jax.Array"} and not _has_jax_port(function):
         return MissingBackendError(
             f"{name}() has no JAX implementation yet: add `_{name}_jax`, a port of "
             f'`_{name}_numpy`, and its branch in {name}() (see README.md, "Switch JAX on later")'
         )
+    for operand, value in operands.items():
+        if not _floating(value):
+            return TypeError(
+                f"{name}() got {operand} of dtype {getattr(value, 'dtype', '?')}; expected "
+                "floating point (convert it first: x.astype(np.float32), x.float(), ...)"
+            )
     return TypeError(f"{name}() accepts no such operands: {found}")  # no branch took them
+
+
+def _has_jax_port(function: Callable[..., object]) -> bool:
+    """Whether `function` has a JAX implementation: ``_<name>_jax`` in its module (one file per
+    algorithm) or a ``jax_impl`` module beside it (a folder per algorithm)."""
+    module = getattr(function, "__module__", "")
+    port = f"_{getattr(function, '__name__', '')}_jax"
+    if hasattr(sys.modules.get(module), port):
+        return True
+    folder, _, file = module.rpartition(".")
+    return file == "api" and importlib.util.find_spec(f"{folder}.jax_impl") is not None
 
 
 def require_floating(function: Callable[..., object], **operands: object) -> None:
