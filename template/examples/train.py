@@ -254,7 +254,9 @@ def main(argv: list[str] | None = None) -> None:
     def fail(message: str) -> NoReturn:
         if rank == 0:  # one message, not one per process
             parser.error(message)
-        sys.exit(2)
+        # The others leave quietly: torchrun and srun stop every process at the first failure,
+        # which must be process 0's, or its message could be cut off before it is printed.
+        sys.exit(0)
 
     problem = problem_with(args, world_size)
     if problem:
