@@ -183,7 +183,9 @@ def train(
     model = torch.nn.Linear(FEATURES, CLASSES).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
 
-    losses: list[float] = []  # on the whole data, before training and after each epoch
+    # On the whole data, before training and after each epoch.
+    losses: list[float] = []
+    accuracies: list[float] = []
 
     def end_of_epoch(epoch: int) -> None:
         """Process 0: evaluate on the whole data, save the checkpoint, then report."""
@@ -192,6 +194,7 @@ def train(
             loss = cross_entropy(logits, labels).item()
             accuracy = (softmax(logits).argmax(dim=-1) == labels).float().mean().item()
         losses.append(loss)
+        accuracies.append(accuracy)
         if args.output:
             save(
                 args.output / CHECKPOINT,
@@ -199,6 +202,7 @@ def train(
                 optimizer=optimizer.state_dict(),
                 epoch=epoch,
                 losses=losses,
+                accuracies=accuracies,
                 arguments=arguments(args),
             )
         report = f"epoch {epoch:3d}/{args.epochs}  loss {loss:.4f}  accuracy {accuracy:.3f}"
@@ -208,6 +212,7 @@ def train(
         model.load_state_dict(checkpoint["model"])
         optimizer.load_state_dict(checkpoint["optimizer"])
         losses.extend(checkpoint["losses"])
+        accuracies.extend(checkpoint["accuracies"])
         if rank == 0:
             print(f"resuming {args.output} after epoch {checkpoint['epoch']}", flush=True)
     elif rank == 0:
@@ -230,7 +235,9 @@ def train(
 
     return {
         "final_loss": losses[-1] if losses else None,
+        "final_accuracy": accuracies[-1] if accuracies else None,
         "losses": losses,
+        "accuracies": accuracies,
         "parameters_sha256": checksum(model),
         "world_size": world_size,
         "seed": args.seed,
