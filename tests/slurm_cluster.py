@@ -31,6 +31,8 @@ SBIN_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 NODES = ["n1", "n2"]
 CPUS_PER_NODE = 2
 PARTITION = "templatetest"
+# A job in one of these states has ended (squeue --states=all lists them a while).
+ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL"}
 
 
 def free_port() -> int:
@@ -140,16 +142,29 @@ class Cluster:
         return dict(re.findall(r"(\w+(?::\w+)?)=(\S*)", shown.splitlines()[0]))
 
     def queued(self, job: str = "") -> list[str]:
-        """The jobs (or an array's tasks) still pending or running: `JOBID STATE` lines."""
-        command = ["squeue", "-h", "-r", "-o", "%i %T", *(["-j", job] if job else [])]
-        return self.run(*command).stdout.split("\n")[:-1]
+        """The jobs (or an array's tasks) not ended yet: `JOBID STATE` lines. Every state counts,
+        as a requeued job passes through some (REQUEUED) that squeue leaves out by default."""
+        command = ["squeue", "-h", "-r", "--states=all", "-o", "%i %T", *(["-j", job] if job else [])]
+        lines = self.run(*command).stdout.split("\n")[:-1]
+        return [line for line in lines if line.split()[1] not in ENDED]
 
-    def wait(self, job: str, timeout: float = 300, poll: float = 0.25) -> float:
-        """Wait until no task of `job` is pending or running; the seconds waited."""
+    def wait(self, job: str, timeout: float = 300, poll: float = 0.25, requeued_now: bool = False) -> float:
+        """Wait until every task of `job` has ended; the seconds waited. Slurm holds a requeued
+        job for about 2 minutes (reason BeginTime): `requeued_now` starts it after 2 s instead.
+        Not sooner: a node refuses a job whose credential it revoked in the same second, when
+        the job's last start ended ("Job credential revoked"), and the job then fails."""
         start = time.monotonic()
-        while self.queued(job):
+        held: dict[str, float] = {}  # task -> when it was first seen held
+        while queued := self.queued(job):
             if time.monotonic() - start > timeout:
-                pytest.fail(f"job {job} still queued after {timeout} s: {self.queued(job)}")
+                pytest.fail(f"job {job} still queued after {timeout} s: {queued}")
+            for line in queued if requeued_now else []:
+                task, state = line.split()
+                if state != "PENDING" or self.job(task).get("Reason") != "BeginTime":
+                    continue
+                if time.monotonic() - held.setdefault(task, time.monotonic()) >= 2:
+                    self.run("scontrol", "update", f"JobId={task}", "StartTime=now")
+                    del held[task]
             time.sleep(poll)
         return time.monotonic() - start
 

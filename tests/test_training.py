@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 import torch
@@ -65,34 +66,43 @@ def test_two_processes_take_the_steps_of_one(repo: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("repo", LAYOUTS, ids=lambda combination: combination.id, indirect=True)
-def test_killed_and_resumed_run_ends_where_an_uninterrupted_one_does(repo: Path, tmp_path: Path) -> None:
-    # Enough data that an epoch takes a noticeable time: the kill lands mid-run.
-    arguments = ["--samples", "32768", "--epochs", "8"]
-    train(repo, *arguments, "--output", "runs/whole", processes=2)
+@pytest.mark.parametrize(
+    ("repo", "processes"),
+    [(LAYOUTS[0], 1), (LAYOUTS[1], 2)],
+    ids=["single-one-process", "split-jax-two-torchrun-processes"],
+    indirect=["repo"],
+)
+def test_run_stopped_mid_epoch_ends_where_an_uninterrupted_one_does(repo: Path, processes: int) -> None:
+    # 64 steps an epoch: SIGTERM after epoch 2 reaches the processes early in epoch 3.
+    arguments = ["--samples", "8192", "--epochs", "4"]
+    train(repo, *arguments, "--output", "runs/whole", processes=processes)
 
     parts = str(repo / "runs/parts")  # absolute: it names this test's processes on the machine
-    command = [*TORCHRUN, "--nproc_per_node=2", "examples/train.py", *arguments, "--output", parts]
-    with (tmp_path / "stderr").open("w") as stderr:
-        process = subprocess.Popen(
-            command, cwd=repo, env=environment(repo), stdout=subprocess.PIPE, stderr=stderr, text=True
-        )
-        assert process.stdout is not None
-        for line in process.stdout:  # process 0 reports an epoch after saving its checkpoint
-            if line.startswith("epoch   2/"):
-                # As `scancel` or a preemption does: torchrun passes SIGTERM on to its processes.
-                process.send_signal(signal.SIGTERM)
-                break
-        process.communicate(timeout=60)
-    assert process.returncode != 0, (tmp_path / "stderr").read_text()
+    launcher = [*TORCHRUN, f"--nproc_per_node={processes}"] if processes > 1 else [sys.executable]
+    command = [*launcher, "examples/train.py", *arguments, "--output", parts]
+    process = subprocess.Popen(
+        command, cwd=repo, env=environment(repo), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert process.stdout is not None
+    for line in process.stdout:  # process 0 reports an epoch after saving its checkpoint
+        if line.startswith("epoch   2/"):
+            # As `scancel` or a preemption does; torchrun passes SIGTERM on to its processes.
+            process.send_signal(signal.SIGTERM)
+            break
+    output = process.communicate(timeout=60)[0]
+    assert process.returncode == (143 if processes == 1 else 1), output  # torchrun: 1 on any signal
+    stopped = re.search(r"^stopped by SIGTERM at epoch 3, batch (\d+): saved$", output, re.MULTILINE)
+    assert stopped is not None, output
+    assert 0 < int(stopped[1]) < 64, "at a step boundary of epoch 3"
     assert not running(parts), "training processes outlived torchrun"
     assert not (repo / "runs/parts/metrics.json").exists()
 
-    log, _ = train(repo, *arguments, "--output", parts, "--resume", processes=2)
-    resumed_after = record(repo / "runs/parts")["resumed_after_epoch"]
-    assert 2 <= resumed_after < 8, log
-    assert f"resuming {parts} after epoch {resumed_after}" in log
+    log, _ = train(repo, *arguments, "--output", parts, "--resume", processes=processes)
+    assert f"resuming {parts} at epoch 3, batch {stopped[1]}" in log
     whole, resumed = record(repo / "runs/whole"), record(repo / "runs/parts")
+    first, second = resumed["starts"]
+    assert first["stopped"] == {"signal": "SIGTERM", "epoch": 3, "batch": int(stopped[1]), "step": ANY, "time": ANY}
+    assert second["resumed_from"] == {"epoch": 3, "batch": int(stopped[1]), "step": 128 + int(stopped[1])}
     assert resumed["losses"] == whole["losses"]
     assert resumed["parameters_sha256"] == whole["parameters_sha256"]
 
