@@ -257,7 +257,7 @@ def engines(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def slurm_time_limit(session: nox.Session) -> None:
-    """A Slurm job that meets a real time limit, requeues itself and finishes (1.5-3 minutes; needs
+    """A Slurm job that meets a real time limit, requeues itself and finishes (1-1.5 minutes; needs
     root and Debian's slurm-wlm, munge, iproute2, else it skips and says why). `.ci/run` runs it."""
     install_torch(session)
     session.install(*nox.project.dependency_groups(PYPROJECT, "test"))

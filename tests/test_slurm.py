@@ -125,8 +125,9 @@ def test_warned_array_task_requeues_itself_alone_and_ends_where_an_uninterrupted
 ) -> None:
     """The warning Slurm sends before a time limit (--signal=B:USR1@...), as `scancel --batch
     --signal=USR1` sends it, to one task of a sweep on two nodes (split-JAX layout): that task
-    alone stops, requeues itself and goes on; the other task runs undisturbed. The warned task's
-    job id is the array's own: a script that named it so would stop and requeue every task."""
+    alone stops, requeues itself and goes on; the other task runs undisturbed, and a warning that
+    reaches it once its training is over requeues nothing. The warned task's job id is the
+    array's own: a script that named it so would stop and requeue every task."""
     repo = repos[LAYOUTS[1]]
     (repo / "sweeps/stops.txt").write_text(f"{shlex.join(LONGER)} --seed 1\n{shlex.join(LONGER)}\n", encoding="utf-8")
     command = [sys.executable, "scripts/sweep.py", "submit", "sweeps/stops.txt", "--", *SHAPES["two-nodes"]]
@@ -136,6 +137,8 @@ def test_warned_array_task_requeues_itself_alone_and_ends_where_an_uninterrupted
     wait_for(repo / f"slurm-{array[1]}_1.out", "epoch   1/4")
     assert slurm.job(f"{array[1]}_1")["JobId"] == array[1]
     assert slurm.run("scancel", "--batch", "--signal=USR1", f"{array[1]}_1").returncode == 0
+    wait_for(repo / f"slurm-{array[1]}_0.out", f"wrote runs/{array[1]}_0/metrics.json")
+    slurm.run("scancel", "--batch", "--signal=USR1", f"{array[1]}_0")  # too late: ends or has ended
     slurm.wait(array[1], requeued_now=True)
 
     logs = [log_of(repo, f"{array[1]}_{task}") for task in (0, 1)]

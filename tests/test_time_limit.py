@@ -7,7 +7,7 @@ checkpoint in a new start with a fresh minute, until the run ends where an unint
 bit for bit. Slurm checks time limits every 30 s, so the warning arrives 10-40 s after a start:
 the job trains for about 75 s (sized from a short run) to be sure to meet it at least once.
 
-It takes 1.5-3 minutes, mostly waiting for Slurm: it is not part of the default suite. Run it with
+It takes 1-1.5 minutes, mostly waiting for Slurm: it is not part of the default suite. Run it with
 `nox -s slurm_time_limit` (`.ci/run` does, after `nox`) or `pytest -m time_limit`.
 """
 

@@ -396,6 +396,7 @@ def main(argv: list[str] | None = None) -> None:
         device = torch.device("cuda", local_rank % torch.cuda.device_count())
     if device.type == "cuda":
         torch.cuda.set_device(device)
+    # A signal after the last step is recorded and changes nothing: the run ends as it would.
     with StopSignals() as stop:
         if "WORLD_SIZE" in os.environ:
             dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
@@ -404,11 +405,11 @@ def main(argv: list[str] | None = None) -> None:
         except StoppedError as stopped:
             leave_together()  # after process 0 saved the checkpoint
             sys.exit(stopped.exit_status)
-    leave_together()
-    if rank == 0 and args.output:
-        path = args.output / RECORD
-        path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {path}")
+        leave_together()
+        if rank == 0 and args.output:
+            path = args.output / RECORD
+            path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+            print(f"wrote {path}")
 
 
 def leave_together() -> None:
@@ -422,3 +423,5 @@ def leave_together() -> None:
 
 if __name__ == "__main__":
     main()
+    for number in EXIT_STATUS:  # nor while Python exits: a job finished is not to be requeued
+        signal.signal(number, signal.SIG_IGN)
