@@ -255,6 +255,15 @@ def engines(session: nox.Session) -> None:
     session.run("python", "-m", "pytest", "tests/test_engines.py", *session.posargs)
 
 
+@nox.session(default=False)
+def slurm_time_limit(session: nox.Session) -> None:
+    """A Slurm job that meets a real time limit, requeues itself and finishes (1-1.5 minutes; needs
+    root and Debian's slurm-wlm, munge, iproute2, else it skips and says why). `.ci/run` runs it."""
+    install_torch(session)
+    session.install(*nox.project.dependency_groups(PYPROJECT, "test"))
+    session.run("python", "-m", "pytest", "-m", "time_limit", "tests/test_time_limit.py", *session.posargs)
+
+
 @nox.session(default=False, tags=["cuda"], allow_parallel=False)
 @nox.parametrize(("layout", "jax"), COMBINATIONS, ids=COMBINATION_IDS)
 def generated_cuda(session: nox.Session, layout: str, jax: bool) -> None:

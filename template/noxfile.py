@@ -60,6 +60,7 @@ REQUIRE_GPU = os.environ.get("REQUIRE_GPU", "") not in {"", "0"}
 
 TRAIN_EXAMPLE = "examples/train.py"
 BENCH_SCRIPT = "scripts/bench.py"
+RESULTS_SCRIPT = "scripts/results.py"
 
 # `template_update`: the copier that updates this repo (pinned: an update must not change with
 # whatever copier release is newest), and what `copier update` leaves where it could not merge.
@@ -282,6 +283,16 @@ def bench(session: nox.Session) -> None:
     index = TORCH_CUDA_INDEX_URL if cuda else TORCH_INDEX_URL
     install_when_changed(session, index, *BENCH_REQUIREMENTS)
     session.run("python", BENCH_SCRIPT, *session.posargs)
+
+
+@nox.session(default=False)
+def results(session: nox.Session) -> None:
+    """Collect the runs under runs/ into results/: a table per setting (Markdown, CSV) and a plot.
+
+    Options after `--`, e.g. `-- --sweep runs/sweeps/<id>.json` for one sweep's runs only.
+    """
+    session.install(dev_tool("matplotlib"))  # reading the records needs no torch
+    session.run("python", RESULTS_SCRIPT, *session.posargs)
 
 
 @nox.session(default=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from tests.render import (
     run,
     snapshot_template,
 )
+from tests.slurm_cluster import Cluster, two_node_cluster, why_no_cluster
 from tests.updating import CONFLICTING_EDITS, CONVENTION_CHANGES, ENGINES, drop_softmax, work_on
 
 
@@ -97,6 +99,17 @@ def tool_cache(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFac
     if cache is None:
         return tmp_path_factory.mktemp("ecosystem-tools")
     return Path(cache.mkdir("ecosystem-tools"))
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A real two-node Slurm cluster on this machine (tests/slurm_cluster.py), one per test module:
+    it starts in about a second; it skips, saying why, without Slurm, root or network namespaces."""
+    reason = why_no_cluster()
+    if reason is not None:
+        pytest.skip(reason)
+    with two_node_cluster(tmp_path_factory.mktemp("slurm")) as cluster:
+        yield cluster
 
 
 # `copier update` from v1.0.0 to v2.0.0 -------------------------------------------------------------

@@ -16,6 +16,7 @@ README_SECTIONS = [
     "## Run the tests",
     "## The dispatch pattern",
     "## Add an algorithm",
+    "## Sweeps and results",
     "## How to cite",
     "## Update from the template",
     "### Who owns which file",

@@ -1,90 +1,34 @@
-"""The generated training example at every scale: one process, two torchrun processes, a run
-killed and resumed, and a job on a real one-node Slurm cluster started here.
+"""The generated training example at every scale: one process, two torchrun processes, and a run
+stopped and resumed.
 
 Two processes must reach the parameters of one within the tolerance that `examples/train.py`
 states (the batch-size option is the global batch); a resumed run must end bit for bit where an
 uninterrupted one does. `examples/train.py` is the same file in every combination of options, but
 it imports the package, whose modules differ by layout: the comparisons run in both layouts
-(single without JAX, split with JAX).
-
-The Slurm test submits the generated `scripts/slurm/train.sbatch` with `sbatch --wait --nodes=1
---ntasks=2` to a private cluster (tests/slurm_cluster.py: Debian's `slurm-wlm` and `munge`, and root).
+(single without JAX, split with JAX). Jobs on a real Slurm cluster: tests/test_slurm.py.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from unittest.mock import ANY
 
 import pytest
 import torch
 
-from tests.render import BIN, COMBINATIONS, Combination, Render, run
-from tests.slurm_cluster import free_port, one_node_cluster, why_no_cluster
-
-# Both layouts, and with and without JAX, in two renders.
-LAYOUTS = [Combination("single", False), Combination("split", True)]
-# Stated in the generated examples/train.py: N processes against one, float32 sums reordered.
-RTOL, ATOL = 1e-5, 1e-6
-TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-
-
-def environment(repo: Path) -> dict[str, str]:
-    """The generated package importable (not installed), and this venv's tools first on PATH."""
-    return {**os.environ, "PYTHONPATH": str(repo / "src"), "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
-
-
-def train(repo: Path, *arguments: str, processes: int = 0) -> tuple[str, float]:
-    """Run examples/train.py in `repo`: as `python` (0 processes) or through torchrun; its output
-    and wall time."""
-    launcher = [*TORCHRUN, f"--nproc_per_node={processes}"] if processes else [sys.executable]
-    start = time.perf_counter()
-    result = run([*launcher, "examples/train.py", *arguments], cwd=repo, env=environment(repo), timeout=600)
-    return result.stdout, time.perf_counter() - start
-
-
-def record(output: Path) -> dict[str, Any]:
-    result: dict[str, Any] = json.loads((output / "metrics.json").read_text(encoding="utf-8"))
-    return result
-
-
-def parameters(output: Path) -> dict[str, torch.Tensor]:
-    model: dict[str, torch.Tensor] = torch.load(output / "checkpoint.pt", weights_only=True)["model"]
-    return model
-
-
-def running(argument: str) -> list[str]:
-    """The command lines of this machine's processes that contain `argument` (Linux)."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        with contextlib.suppress(OSError):  # the process ended meanwhile
-            command = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            if argument in command:
-                found.append(command)
-    return found
-
-
-def assert_same_run(actual: Path, expected: Path) -> None:
-    """The two runs took the same steps: same losses and final parameters within the tolerance."""
-    torch.testing.assert_close(record(actual)["losses"], record(expected)["losses"], rtol=RTOL, atol=ATOL)
-    torch.testing.assert_close(parameters(actual), parameters(expected), rtol=RTOL, atol=ATOL)
+from tests.render import COMBINATIONS, Render
+from tests.training import LAYOUTS, TORCHRUN, assert_same_run, copy_of, environment, record, running, train
 
 
 @pytest.fixture
 def repo(rendered: Render, request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     """A private copy of a render (the test's `combination` parameter, or the first one)."""
-    combination = getattr(request, "param", COMBINATIONS[0])
-    return Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+    return copy_of(rendered, getattr(request, "param", COMBINATIONS[0]), tmp_path / "repo")
 
 
 @pytest.mark.slow
@@ -122,34 +66,43 @@ def test_two_processes_take_the_steps_of_one(repo: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("repo", LAYOUTS, ids=lambda combination: combination.id, indirect=True)
-def test_killed_and_resumed_run_ends_where_an_uninterrupted_one_does(repo: Path, tmp_path: Path) -> None:
-    # Enough data that an epoch takes a noticeable time: the kill lands mid-run.
-    arguments = ["--samples", "32768", "--epochs", "8"]
-    train(repo, *arguments, "--output", "runs/whole", processes=2)
+@pytest.mark.parametrize(
+    ("repo", "processes"),
+    [(LAYOUTS[0], 1), (LAYOUTS[1], 2)],
+    ids=["single-one-process", "split-jax-two-torchrun-processes"],
+    indirect=["repo"],
+)
+def test_run_stopped_mid_epoch_ends_where_an_uninterrupted_one_does(repo: Path, processes: int) -> None:
+    # 64 steps an epoch: SIGTERM after epoch 2 reaches the processes early in epoch 3.
+    arguments = ["--samples", "8192", "--epochs", "4"]
+    train(repo, *arguments, "--output", "runs/whole", processes=processes)
 
     parts = str(repo / "runs/parts")  # absolute: it names this test's processes on the machine
-    command = [*TORCHRUN, "--nproc_per_node=2", "examples/train.py", *arguments, "--output", parts]
-    with (tmp_path / "stderr").open("w") as stderr:
-        process = subprocess.Popen(
-            command, cwd=repo, env=environment(repo), stdout=subprocess.PIPE, stderr=stderr, text=True
-        )
-        assert process.stdout is not None
-        for line in process.stdout:  # process 0 reports an epoch after saving its checkpoint
-            if line.startswith("epoch   2/"):
-                # As `scancel` or a preemption does: torchrun passes SIGTERM on to its processes.
-                process.send_signal(signal.SIGTERM)
-                break
-        process.communicate(timeout=60)
-    assert process.returncode != 0, (tmp_path / "stderr").read_text()
+    launcher = [*TORCHRUN, f"--nproc_per_node={processes}"] if processes > 1 else [sys.executable]
+    command = [*launcher, "examples/train.py", *arguments, "--output", parts]
+    process = subprocess.Popen(
+        command, cwd=repo, env=environment(repo), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert process.stdout is not None
+    for line in process.stdout:  # process 0 reports an epoch after saving its checkpoint
+        if line.startswith("epoch   2/"):
+            # As `scancel` or a preemption does; torchrun passes SIGTERM on to its processes.
+            process.send_signal(signal.SIGTERM)
+            break
+    output = process.communicate(timeout=60)[0]
+    assert process.returncode == (143 if processes == 1 else 1), output  # torchrun: 1 on any signal
+    stopped = re.search(r"^stopped by SIGTERM at epoch 3, batch (\d+): saved$", output, re.MULTILINE)
+    assert stopped is not None, output
+    assert 0 < int(stopped[1]) < 64, "at a step boundary of epoch 3"
     assert not running(parts), "training processes outlived torchrun"
     assert not (repo / "runs/parts/metrics.json").exists()
 
-    log, _ = train(repo, *arguments, "--output", parts, "--resume", processes=2)
-    resumed_after = record(repo / "runs/parts")["resumed_after_epoch"]
-    assert 2 <= resumed_after < 8, log
-    assert f"resuming {parts} after epoch {resumed_after}" in log
+    log, _ = train(repo, *arguments, "--output", parts, "--resume", processes=processes)
+    assert f"resuming {parts} at epoch 3, batch {stopped[1]}" in log
     whole, resumed = record(repo / "runs/whole"), record(repo / "runs/parts")
+    first, second = resumed["starts"]
+    assert first["stopped"] == {"signal": "SIGTERM", "epoch": 3, "batch": int(stopped[1]), "step": ANY, "time": ANY}
+    assert second["resumed_from"] == {"epoch": 3, "batch": int(stopped[1]), "step": 128 + int(stopped[1])}
     assert resumed["losses"] == whole["losses"]
     assert resumed["parameters_sha256"] == whole["parameters_sha256"]
 
@@ -176,8 +129,9 @@ def test_torchrun_refuses_bad_input_once(repo: Path, processes: int, arguments: 
     [
         (".", {}, "not in a Slurm job: submit it, e.g. `sbatch --nodes=1 --ntasks=2"),
         ("src", {"SLURM_JOB_ID": "7"}, "submit the job from the repo's root"),
+        (".", {"SLURM_JOB_ID": "7", "SLURM_ARRAY_TASK_ID": "0"}, "submit it with `python scripts/sweep.py submit"),
     ],
-    ids=["outside-slurm", "outside-the-repo"],
+    ids=["outside-slurm", "outside-the-repo", "array-without-a-sweep"],
 )
 def test_sbatch_script_says_how_to_submit_it(
     rendered: Render, folder: str, variables: dict[str, str], message: str
@@ -188,34 +142,3 @@ def test_sbatch_script_says_how_to_submit_it(
     result = subprocess.run(["bash", script], cwd=repo / folder, env=env, capture_output=True, text=True, check=False)
     assert result.returncode == 2
     assert message in result.stderr
-
-
-@pytest.fixture(scope="module")
-def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """A one-node Slurm cluster on this machine (tests/slurm_cluster.py): the variable its commands need."""
-    reason = why_no_cluster()
-    if reason is not None:
-        pytest.skip(reason)
-    with one_node_cluster(tmp_path_factory.mktemp("slurm")) as env:
-        yield env
-
-
-@pytest.mark.slow
-def test_slurm_job_matches_one_process(repo: Path, slurm: dict[str, str]) -> None:
-    train(repo, "--output", "runs/one")
-    env = {**environment(repo), **slurm, "MASTER_PORT": str(free_port())}
-    command = ["sbatch", "--wait", "--nodes=1", "--ntasks=2", "scripts/slurm/train.sbatch"]
-    start = time.perf_counter()
-    submitted = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, check=False, timeout=600)
-    seconds = time.perf_counter() - start
-    job = re.search(r"Submitted batch job (\d+)", submitted.stdout)
-    assert job is not None, submitted.stdout + submitted.stderr
-    log = repo / f"slurm-{job[1]}.out"
-    assert submitted.returncode == 0, log.read_text() if log.exists() else submitted.stderr
-
-    job_record = record(repo / "runs" / job[1])
-    assert job_record["world_size"] == 2
-    assert job_record["arguments"] == {**record(repo / "runs/one")["arguments"], "output": f"runs/{job[1]}"}
-    assert_same_run(repo / "runs" / job[1], repo / "runs/one")
-    assert log.read_text().count("epoch ") == 21  # process 0 alone reports
-    print(f"sbatch --wait, submission to finished job: {seconds:.1f} s")

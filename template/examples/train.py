@@ -20,6 +20,16 @@ parameters agree with a one-process run within rtol=1e-5, atol=1e-6 (tests/test_
 With `--output DIR`, process 0 saves `DIR/checkpoint.pt` after every epoch and writes the run's
 record, `DIR/metrics.json`, at the end; `--resume` continues from the checkpoint and ends where
 an uninterrupted run ends.
+
+Stopped by SIGTERM (scancel, a preemption, `scontrol requeue`) or SIGUSR1 (Slurm's warning before
+the time limit, which scripts/slurm/train.sbatch passes on, then requeues the job), every process
+stops at the next step boundary, the same step in all: they agree on it through an all-reduce.
+Process 0 saves where it stopped, mid-epoch included: each epoch's data order follows from the
+seed, so the resumed run skips the batches already taken and takes the same steps (a model with
+dropout would also save and restore torch's random state). The run then exits 143 after SIGTERM,
+75 ("try again") after SIGUSR1. A Slurm job that starts again (SLURM_RESTART_COUNT > 0) continues
+its own checkpoint by itself; `metrics.json` lists each start: its time, restart count, where it
+resumed and the signal that stopped it.
 """
 
 from __future__ import annotations
@@ -29,11 +39,14 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from types import FrameType
+from typing import Any, NoReturn, Self
 
 import torch
 import torch.distributed as dist
@@ -46,6 +59,9 @@ FEATURES, CLASSES = 8, 4
 CHECKPOINT, RECORD = "checkpoint.pt", "metrics.json"
 # They decide every step of a run: resuming with other values would train another model.
 SAME_ON_RESUME = ("seed", "lr", "batch_size", "samples")
+# A run stopped by these signals saves a checkpoint and exits with the status given: 143 as a
+# shell reports SIGTERM, and 75, EX_TEMPFAIL ("try again"), after the time-limit warning.
+EXIT_STATUS = {signal.SIGTERM: 128 + signal.SIGTERM, signal.SIGUSR1: 75}
 
 
 def make_blobs(
@@ -156,17 +172,60 @@ def save(path: Path, **state: Any) -> None:
     partial.replace(path)
 
 
+def now() -> str:
+    """The time in UTC, to the second, as metrics.json records it."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class StopSignals:
+    """Records SIGTERM and SIGUSR1 instead of dying; training acts on them at a step boundary."""
+
+    def __init__(self) -> None:
+        self.received = 0  # the strongest signal received (SIGTERM over SIGUSR1), 0 for none
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> Self:
+        for number in EXIT_STATUS:
+            self.previous[number] = signal.signal(number, self.record)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
+
+    def record(self, number: int, _frame: FrameType | None) -> None:
+        self.received = max(self.received, number)
+
+    def agreed(self, device: torch.device) -> int:
+        """The signal every process stops on at this step boundary (0: go on), the same in all:
+        the strongest any of them received, through an all-reduce that all of them call."""
+        flag = torch.tensor([self.received], device=device)
+        if dist.is_initialized():
+            dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        return int(flag.item())
+
+
+class StoppedError(Exception):
+    """Every process stopped at the same step boundary; process 0 saved the checkpoint."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(signal.Signals(number).name)
+        self.exit_status = EXIT_STATUS[signal.Signals(number)]
+
+
 def train(
     args: argparse.Namespace,
     device: torch.device,
     rank: int = 0,
     world_size: int = 1,
     checkpoint: dict[str, Any] | None = None,
+    stop: StopSignals | None = None,
 ) -> dict[str, Any]:
     """Minibatch SGD, data parallel across the process group if there is one; return the record.
 
     Process 0 prints the loss and accuracy on the whole data before training and after each
-    epoch, saves the checkpoint, and writes the record.
+    epoch, saves the checkpoint, and writes the record. A signal in `stop` ends training at
+    the next step boundary with StoppedError, once process 0 saved where it stopped.
     """
     start_time = time.perf_counter()
     points, labels = make_blobs(
@@ -177,13 +236,45 @@ def train(
     # so the k-th local batches of all processes together make the k-th global batch.
     sampler: DistributedSampler[tuple[torch.Tensor, ...]]
     sampler = DistributedSampler(data, world_size, rank, seed=args.seed, drop_last=True)
-    loader = DataLoader(data, args.batch_size // world_size, sampler=sampler, drop_last=True)
+    local_batch = args.batch_size // world_size
+    steps_per_epoch = len(sampler) // local_batch
     points, labels = points.to(device), labels.to(device)
     torch.manual_seed(args.seed)
     model = torch.nn.Linear(FEATURES, CLASSES).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
 
-    losses: list[float] = []  # on the whole data, before training and after each epoch
+    # On the whole data, before training and after each epoch.
+    losses: list[float] = []
+    accuracies: list[float] = []
+    # Where training goes on: `batch` batches of `epoch` are done. Each start, in metrics.json.
+    position = {"epoch": 1, "batch": 0}
+    starts: list[dict[str, Any]] = []
+    this_start: dict[str, Any] = {
+        "time": now(),
+        "restart_count": int(os.environ.get("SLURM_RESTART_COUNT", "0")),
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        "world_size": world_size,
+        "resumed_from": None,
+        "stopped": None,
+    }
+
+    def where(epoch: int, batch: int) -> dict[str, int]:
+        return {"epoch": epoch, "batch": batch, "step": (epoch - 1) * steps_per_epoch + batch}
+
+    def save_checkpoint(epoch: int, batch: int) -> None:
+        """Process 0: the state after `batch` batches of `epoch`, and the run's starts so far."""
+        if args.output:
+            save(
+                args.output / CHECKPOINT,
+                model=model.state_dict(),
+                optimizer=optimizer.state_dict(),
+                position={"epoch": epoch, "batch": batch},
+                losses=losses,
+                accuracies=accuracies,
+                arguments=arguments(args),
+                starts=[*starts, this_start],
+                slurm_job_id=os.environ.get("SLURM_JOB_ID"),  # whose run this is
+            )
 
     def end_of_epoch(epoch: int) -> None:
         """Process 0: evaluate on the whole data, save the checkpoint, then report."""
@@ -192,15 +283,8 @@ def train(
             loss = cross_entropy(logits, labels).item()
             accuracy = (softmax(logits).argmax(dim=-1) == labels).float().mean().item()
         losses.append(loss)
-        if args.output:
-            save(
-                args.output / CHECKPOINT,
-                model=model.state_dict(),
-                optimizer=optimizer.state_dict(),
-                epoch=epoch,
-                losses=losses,
-                arguments=arguments(args),
-            )
+        accuracies.append(accuracy)
+        save_checkpoint(epoch + 1, 0)
         report = f"epoch {epoch:3d}/{args.epochs}  loss {loss:.4f}  accuracy {accuracy:.3f}"
         print(report, flush=True)  # once saved: a reported epoch can be resumed
 
@@ -208,29 +292,47 @@ def train(
         model.load_state_dict(checkpoint["model"])
         optimizer.load_state_dict(checkpoint["optimizer"])
         losses.extend(checkpoint["losses"])
+        accuracies.extend(checkpoint["accuracies"])
+        starts.extend(checkpoint["starts"])
+        position = checkpoint["position"]
+        this_start["resumed_from"] = where(position["epoch"], position["batch"])
         if rank == 0:
-            print(f"resuming {args.output} after epoch {checkpoint['epoch']}", flush=True)
+            at = this_start["resumed_from"]
+            print(f"resuming {args.output} at epoch {at['epoch']}, batch {at['batch']}", flush=True)
     elif rank == 0:
         end_of_epoch(0)
-    first_epoch = checkpoint["epoch"] + 1 if checkpoint else 1
     # Averages the gradients across processes during backward(); one process needs no wrapper.
     parallel = dist.is_initialized()
     ids = [device] if device.type == "cuda" else None
     step_model = DistributedDataParallel(model, device_ids=ids) if parallel else model
 
-    for epoch in range(first_epoch, args.epochs + 1):
+    for epoch in range(position["epoch"], args.epochs + 1):
         sampler.set_epoch(epoch)
-        for batch_points, batch_labels in loader:
+        # This process's items in this epoch's order, less the batches taken before a stop.
+        done = position["batch"] if epoch == position["epoch"] else 0
+        order = list(sampler)[done * local_batch :]
+        loader = DataLoader(data, local_batch, sampler=order, drop_last=True)
+        for batch, (batch_points, batch_labels) in enumerate(loader, start=done + 1):
             loss = cross_entropy(step_model(batch_points.to(device)), batch_labels.to(device))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+            number = stop.agreed(device) if stop else 0
+            if number:
+                name = signal.Signals(number).name
+                this_start["stopped"] = {"signal": name, "time": now(), **where(epoch, batch)}
+                if rank == 0:
+                    save_checkpoint(epoch, batch)
+                    print(f"stopped by {name} at epoch {epoch}, batch {batch}: saved", flush=True)
+                raise StoppedError(number)
         if rank == 0:
             end_of_epoch(epoch)
 
     return {
         "final_loss": losses[-1] if losses else None,
+        "final_accuracy": accuracies[-1] if accuracies else None,
         "losses": losses,
+        "accuracies": accuracies,
         "parameters_sha256": checksum(model),
         "world_size": world_size,
         "seed": args.seed,
@@ -238,9 +340,22 @@ def train(
         "torch_version": torch.__version__,
         "numpy_version": importlib.metadata.version("numpy"),
         "arguments": arguments(args),
-        "resumed_after_epoch": first_epoch - 1 if checkpoint is not None else None,
-        "seconds": time.perf_counter() - start_time,
+        "starts": [*starts, this_start],
+        "seconds": time.perf_counter() - start_time,  # of the last start
     }
+
+
+def restarted_jobs_checkpoint(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The checkpoint in --output if Slurm started this job again (requeued after a preemption,
+    a node failure, `scontrol requeue`, or its time-limit warning: SLURM_RESTART_COUNT > 0) and
+    this same job saved it; else None. A job's first start never takes another run's."""
+    restarted = int(os.environ.get("SLURM_RESTART_COUNT", "0")) > 0
+    if args.resume or not restarted or not args.output or not (args.output / CHECKPOINT).exists():
+        return None
+    saved: dict[str, Any] = torch.load(
+        args.output / CHECKPOINT, map_location="cpu", weights_only=True
+    )
+    return saved if saved.get("slurm_job_id") == os.environ.get("SLURM_JOB_ID") else None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -254,14 +369,18 @@ def main(argv: list[str] | None = None) -> None:
     def fail(message: str) -> NoReturn:
         if rank == 0:  # one message, not one per process
             parser.error(message)
-        sys.exit(2)
+        # The others leave quietly: torchrun and srun stop every process at the first failure,
+        # which must be process 0's, or its message could be cut off before it is printed.
+        sys.exit(0)
 
+    checkpoint = restarted_jobs_checkpoint(args)
+    args.resume = args.resume or checkpoint is not None
     problem = problem_with(args, world_size)
     if problem:
         fail(problem)
-    checkpoint = None
     if args.resume:
-        checkpoint = torch.load(args.output / CHECKPOINT, map_location="cpu", weights_only=True)
+        if checkpoint is None:
+            checkpoint = torch.load(args.output / CHECKPOINT, map_location="cpu", weights_only=True)
         problem = changed_since(checkpoint, args)
         if problem:
             fail(problem)
@@ -277,19 +396,32 @@ def main(argv: list[str] | None = None) -> None:
         device = torch.device("cuda", local_rank % torch.cuda.device_count())
     if device.type == "cuda":
         torch.cuda.set_device(device)
-    if "WORLD_SIZE" in os.environ:
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
-    record = train(args, device, rank, world_size, checkpoint)
+    # A signal after the last step is recorded and changes nothing: the run ends as it would.
+    with StopSignals() as stop:
+        if "WORLD_SIZE" in os.environ:
+            dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        try:
+            record = train(args, device, rank, world_size, checkpoint, stop)
+        except StoppedError as stopped:
+            leave_together()  # after process 0 saved the checkpoint
+            sys.exit(stopped.exit_status)
+        leave_together()
+        if rank == 0 and args.output:
+            path = args.output / RECORD
+            path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+            print(f"wrote {path}")
+
+
+def leave_together() -> None:
+    """Close the process group in every process at once, only after success or a stop (on an
+    error torchrun stops the others): a process that closed its connections while process 0
+    still saved a checkpoint made it abort at exit."""
     if dist.is_initialized():
-        # Together, and only after success (on an error torchrun stops the others): a process that
-        # closed its connections while process 0 still saved the last epoch made it abort at exit.
         dist.barrier()
         dist.destroy_process_group()
-    if rank == 0 and args.output:
-        path = args.output / RECORD
-        path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {path}")
 
 
 if __name__ == "__main__":
     main()
+    for number in EXIT_STATUS:  # nor while Python exits: a job finished is not to be requeued
+        signal.signal(number, signal.SIG_IGN)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 import torch
@@ -31,6 +33,13 @@ def example() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(autouse=True)
+def _outside_slurm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in a plain `python` run, also when the tests run in a Slurm job (srun pytest)."""
+    for variable in ("SLURM_JOB_ID", "SLURM_RESTART_COUNT"):
+        monkeypatch.delenv(variable, raising=False)
 
 
 def record(output: Path) -> dict[str, Any]:
@@ -59,9 +68,72 @@ def test_resumed_run_ends_where_an_uninterrupted_one_does(
     example.main([*QUICK, "--epochs", "1", "--output", str(tmp_path / "parts")])  # stopped early
     example.main([*QUICK, "--output", str(tmp_path / "parts"), "--resume"])
     whole, parts = record(tmp_path / "whole"), record(tmp_path / "parts")
-    assert parts["resumed_after_epoch"] == 1
+    resumed_after_one_epoch = {"epoch": 2, "batch": 0, "step": 4}  # 512 samples, batches of 128
+    assert [start["resumed_from"] for start in parts["starts"]] == [None, resumed_after_one_epoch]
     assert parts["losses"] == whole["losses"]
     assert parts["parameters_sha256"] == whole["parameters_sha256"]
+
+
+def test_run_stopped_mid_epoch_resumes_to_the_same_result(
+    example: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGUSR1 (Slurm's time-limit warning) in step 6, the second of epoch 2: the run stops
+    there, saves, exits 75 ("try again"); resumed, it ends where an uninterrupted run ends."""
+    example.main([*QUICK, "--output", str(tmp_path / "whole")])
+    agreed, steps = example.StopSignals.agreed, []
+
+    def signal_in_step_6(self: Any, device: torch.device) -> int:
+        steps.append(device)
+        if len(steps) == 6:
+            signal.raise_signal(signal.SIGUSR1)  # to this process, through its real handler
+        return int(agreed(self, device))
+
+    monkeypatch.setattr(example.StopSignals, "agreed", signal_in_step_6)
+    with pytest.raises(SystemExit) as stopped:
+        example.main([*QUICK, "--output", str(tmp_path / "parts")])
+    assert stopped.value.code == 75
+    assert not (tmp_path / "parts" / "metrics.json").exists()
+    monkeypatch.undo()
+    example.main([*QUICK, "--output", str(tmp_path / "parts"), "--resume"])
+    whole, parts = record(tmp_path / "whole"), record(tmp_path / "parts")
+    first, second = parts["starts"]
+    assert first["stopped"] == {"signal": "SIGUSR1", "epoch": 2, "batch": 2, "step": 6, "time": ANY}
+    assert second["resumed_from"] == {"epoch": 2, "batch": 2, "step": 6}
+    assert second["stopped"] is None
+    assert parts["losses"] == whole["losses"]
+    assert parts["parameters_sha256"] == whole["parameters_sha256"]
+    assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL  # the handler is gone after main
+
+
+@pytest.mark.parametrize(
+    ("job", "restarts", "continues"),
+    [("7", "1", True), ("8", "1", False), ("7", "0", False)],
+    ids=["requeued-job-its-own-run", "requeued-job-another-jobs-run", "first-start"],
+)
+def test_slurm_job_started_again_continues_its_own_run_only(
+    example: ModuleType,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    job: str,
+    restarts: str,
+    continues: bool,
+) -> None:
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    example.main([*QUICK, "--epochs", "1", "--output", str(tmp_path)])  # job 7 saved a checkpoint
+    monkeypatch.setenv("SLURM_JOB_ID", job)
+    monkeypatch.setenv("SLURM_RESTART_COUNT", restarts)  # as Slurm sets them: no --resume given
+    if continues:
+        example.main([*QUICK, "--output", str(tmp_path)])
+        starts = record(tmp_path)["starts"]
+        assert [start["restart_count"] for start in starts] == [0, 1]
+        assert starts[1]["resumed_from"] == {"epoch": 2, "batch": 0, "step": 4}
+    else:
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as refused:
+            example.main([*QUICK, "--output", str(tmp_path)])
+        assert refused.value.code == 2
+        assert "holds another run's checkpoint: pass --resume" in capsys.readouterr().err
 
 
 # (id, arguments, processes (WORLD_SIZE), a checkpoint in --output first, what the error says)

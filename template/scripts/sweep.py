@@ -1,0 +1,199 @@
+"""Run a sweep of examples/train.py: a Slurm job array, or one run after another here.
+
+A sweep file holds one run's arguments per line (`#` starts a comment), for instance
+sweeps/example.txt: two learning rates, three seeds each. Write a grid with a shell loop:
+`for lr in 0.1 0.5; do for seed in 0 1 2; do echo "--lr $lr --seed $seed"; done; done`.
+
+    python scripts/sweep.py submit sweeps/example.txt                  # a Slurm job array
+    python scripts/sweep.py submit sweeps/example.txt --max-parallel 2 -- --ntasks=2 --time=30
+    python scripts/sweep.py run sweeps/example.txt                     # here, one after another
+    nox -s results                                                     # the table and the plot
+
+Before anything runs, every line is checked with train.py's own parser. The sweep's list of runs
+goes to runs/sweeps/<name>-<UTC time>.json: each run's line, its arguments (train.py's defaults
+filled in) and its folder, runs/<array job>_<task>/ under Slurm (runs/<name>-<time>_<index>/ here).
+Slurm's array schedules the runs (`sbatch --array=0-N%M`; M is --max-parallel); each task of
+scripts/slurm/train.sbatch reads its arguments from that list (`arguments`, below). From the list,
+`nox -s results` knows which runs failed or never ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import importlib.util
+import io
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAIN = ROOT / "examples" / "train.py"
+SBATCH = ROOT / "scripts" / "slurm" / "train.sbatch"
+RUNS = Path("runs")
+# The sweep chooses these for every run.
+CHOSEN_BY_THE_SWEEP = ("--output", "--resume")
+
+
+def fail(message: str) -> NoReturn:
+    """Stop with `message` on stderr and exit status 1."""
+    sys.exit(f"sweep.py: {message}")
+
+
+def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    commands = parser.add_subparsers(dest="command", required=True)
+    submit = commands.add_parser("submit", help="submit the sweep as a Slurm job array")
+    submit.add_argument("sweep", type=Path, help="the sweep file, e.g. sweeps/example.txt")
+    submit.add_argument(
+        "--max-parallel", type=int, help="at most this many runs at a time (default: Slurm's)"
+    )
+    submit.add_argument("sbatch", nargs="*", help="sbatch options, after `--` (--ntasks=2 ...)")
+    run = commands.add_parser("run", help="run the sweep here, one run after another")
+    run.add_argument("sweep", type=Path, help="the sweep file, e.g. sweeps/example.txt")
+    show = commands.add_parser("arguments", help="one run's arguments, one a line (train.sbatch)")
+    show.add_argument("runs", type=Path, help="the sweep's list of runs, runs/sweeps/<id>.json")
+    show.add_argument("index", type=int, help="the run's index (SLURM_ARRAY_TASK_ID)")
+    args = parser.parse_args(argv)
+    if getattr(args, "max_parallel", None) is not None and args.max_parallel < 1:
+        parser.error(f"--max-parallel {args.max_parallel}: give 1 or more")
+    return args
+
+
+def read_sweep(path: Path) -> list[tuple[int, list[str]]]:
+    """The runs of a sweep file: (line number, arguments) for each line that is not blank."""
+    if not path.is_file():
+        fail(f"no sweep file {path}: write one run's arguments per line")
+    runs = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            tokens = shlex.split(line, comments=True)
+        except ValueError as error:  # an unclosed quote
+            fail(f"{path}, line {number}: {error}")
+        if tokens:
+            runs.append((number, tokens))
+    if not runs:
+        fail(f"{path} lists no run: write one run's arguments per line")
+    return runs
+
+
+def load_train() -> Any:
+    """examples/train.py as a module, for its parser (it imports torch and this package)."""
+    spec = importlib.util.spec_from_file_location("train", TRAIN)
+    if spec is None or spec.loader is None:
+        fail(f"cannot load {TRAIN}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def check(path: Path, runs: list[tuple[int, list[str]]]) -> list[dict[str, Any]]:
+    """Each run's arguments as train.py would read them, defaults included; refuses what train.py
+    would refuse, what the sweep chooses itself, and a run listed twice."""
+    train = load_train()
+    checked: list[dict[str, Any]] = []
+    for number, tokens in runs:
+        where = f"{path}, line {number}"
+        stderr = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(stderr):
+                _, args = train.parse_arguments(tokens)
+        except SystemExit:
+            error = stderr.getvalue().strip().splitlines()[-1].partition("error: ")[2]
+            fail(f"{where}: {error}")
+        for option in CHOSEN_BY_THE_SWEEP:
+            if vars(args)[option.removeprefix("--")] not in {None, False}:
+                fail(f"{where}: remove {option}, the sweep gives each run its own folder")
+        arguments: dict[str, Any] = train.arguments(args)
+        for earlier in checked:
+            if earlier["arguments"] == arguments:
+                fail(f"{where} repeats line {earlier['line']}: change its --seed")
+        run = {"index": len(checked), "line": number, "argv": tokens, "arguments": arguments}
+        checked.append(run)
+    return checked
+
+
+def write_runs(sweep: Path, runs: list[dict[str, Any]], slurm: bool) -> Path:
+    """The sweep's list of runs, runs/sweeps/<name>-<UTC time>.json; its folders are not set yet."""
+    now = dt.datetime.now(dt.UTC)
+    sweep_id = f"{sweep.stem}-{now:%Y%m%d-%H%M%S}"
+    listing = RUNS / "sweeps" / f"{sweep_id}.json"
+    listing.parent.mkdir(parents=True, exist_ok=True)
+    if listing.exists():
+        fail(f"{listing} exists: wait a second and submit again")
+    record = {"sweep": str(sweep), "id": sweep_id, "created": now.isoformat(), "slurm": slurm}
+    save(listing, {**record, "array_job": None, "runs": runs})
+    return listing
+
+
+def save(path: Path, record: dict[str, Any]) -> None:
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+
+
+def submit(args: argparse.Namespace) -> None:
+    """`sbatch --array` the sweep; each task runs one line through scripts/slurm/train.sbatch."""
+    runs = check(args.sweep, read_sweep(args.sweep))
+    listing = write_runs(args.sweep, runs, slurm=True)
+    limit = f"%{args.max_parallel}" if args.max_parallel else ""
+    array = f"--array=0-{len(runs) - 1}{limit}"
+    command = ["sbatch", "--parsable", array, *args.sbatch, str(SBATCH)]
+    # Each task takes its rendezvous port from its own job id: one port for all would collide.
+    env = {key: value for key, value in os.environ.items() if key != "MASTER_PORT"}
+    env["SWEEP_RUNS"] = str(listing)
+    submitted = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if submitted.returncode != 0:
+        listing.unlink()
+        fail(f"`{shlex.join(command)}` failed: {submitted.stderr.strip()}")
+    array_job = submitted.stdout.strip().split(";")[0]
+    for run in runs:
+        run["output"] = str(RUNS / f"{array_job}_{run['index']}")
+    record = json.loads(listing.read_text(encoding="utf-8"))
+    save(listing, {**record, "array_job": array_job, "runs": runs})
+    print(f"Submitted {args.sweep} as job array {array_job}: {len(runs)} runs, in {listing}")
+    print(f"Runs: runs/{array_job}_<task>/; logs: slurm-{array_job}_<task>.out; `squeue --me`")
+    print("Once they are done: nox -s results")
+
+
+def run_here(args: argparse.Namespace) -> None:
+    """Every run, one after another, with this Python; a failed run does not stop the others."""
+    runs = check(args.sweep, read_sweep(args.sweep))
+    listing = write_runs(args.sweep, runs, slurm=False)
+    sweep_id = listing.stem
+    for run in runs:
+        run["output"] = str(RUNS / f"{sweep_id}_{run['index']}")
+    record = json.loads(listing.read_text(encoding="utf-8"))
+    save(listing, {**record, "runs": runs})
+    failed = []
+    for run in runs:
+        print(f"--- run {run['index'] + 1} of {len(runs)}: {shlex.join(run['argv'])}", flush=True)
+        Path(run["output"]).mkdir(parents=True)  # started: as train.sbatch marks it
+        command = [sys.executable, str(TRAIN), *run["argv"], "--output", run["output"]]
+        if subprocess.run(command, check=False).returncode != 0:
+            failed.append(run["output"])
+    print(f"{len(runs) - len(failed)} of {len(runs)} runs done, listed in {listing}")
+    if failed:
+        fail(f"failed: {', '.join(failed)}")
+
+
+def show_arguments(args: argparse.Namespace) -> None:
+    """One run's arguments, one a line, as train.sbatch reads them into an array."""
+    runs = json.loads(args.runs.read_text(encoding="utf-8"))["runs"]
+    if not 0 <= args.index < len(runs):
+        fail(f"{args.runs} has runs 0 to {len(runs) - 1}, not {args.index}")
+    print("\n".join(runs[args.index]["argv"]))
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_arguments(argv)
+    if Path.cwd().resolve() != ROOT:  # the runs' folders, and Slurm's logs, go to the repo's root
+        fail(f"run it from the repo's root, {ROOT}")
+    {"submit": submit, "run": run_here, "arguments": show_arguments}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
