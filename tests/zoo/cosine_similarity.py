@@ -28,9 +28,12 @@ def pytorch(x, y, eps):
 def jax(x, y, eps):
     import jax.numpy as jnp
 
+    # The norms through the squares, clamped before the square root: jnp.linalg.norm's gradient
+    # at a zero vector is NaN, and so was this port's, wherever x or y was zero (the harness found
+    # it; PyTorch's vector_norm gives 0 there).
     dot = jnp.sum(x * y, axis=-1)
-    norms = jnp.linalg.norm(x, axis=-1) * jnp.linalg.norm(y, axis=-1)
-    return dot / jnp.maximum(norms, eps)
+    squares = jnp.sum(x * x, axis=-1) * jnp.sum(y * y, axis=-1)
+    return dot / jnp.sqrt(jnp.maximum(squares, eps**2))
 
 
 #: Planted bugs: (backend, exact text in that function's body, replacement, kind).

@@ -21,9 +21,11 @@ def numpy(x, beta):
 
 def pytorch(x, beta):
     # Not torch.nn.functional.softplus: above its threshold (beta x > 20) it returns x itself,
-    # off by log1p(exp(-beta x)) / beta, up to 2e-9.
+    # off by log1p(exp(-beta x)) / beta, up to 2e-9. The first version, relu(z) + log1p(exp(-|z|))
+    # as in NumPy, had gradient 0 at z = 0 instead of 1/2 (PyTorch's subgradients of relu and abs
+    # at 0 are both 0): the harness found it.
     z = beta * x
-    return (torch.relu(z) + torch.log1p(torch.exp(-z.abs()))) / beta
+    return torch.logaddexp(z, torch.zeros_like(z)) / beta
 
 
 def jax(x, beta):
@@ -36,7 +38,7 @@ def jax(x, beta):
 BUGS = [
     (
         "pytorch",
-        "(torch.relu(z) + torch.log1p(torch.exp(-z.abs()))) / beta",
+        "torch.logaddexp(z, torch.zeros_like(z)) / beta",
         "torch.log1p(torch.exp(z)) / beta",
         "missing stabilisation",
     ),
