@@ -9,8 +9,9 @@ The functions are the package's `__all__`. Each one's inputs come from `benchmar
 in its test module, tests/test_<name>.py, at the sizes that module declares in `BENCHMARK_SIZES`
 (or the profile's); a size counts the elements of the largest operand. Every backend runs in the
 same dtype (`--dtype`): the NumPy reference, then the ports on each device, eager and compiled
-(`torch.compile`{% if cookiecutter.jax %}, `jax.jit`{% endif %}). Sizes grow until a call would take longer than the time budget
-or need more memory than the memory budget (`bench_sizes.py`); the report lists those skipped.
+(`torch.compile`, and `jax.jit` where the repo has JAX). Sizes grow until a call would take
+longer than the time budget or need more memory than the memory budget (`bench_sizes.py`); the
+report lists those skipped.
 
 `torch.utils.benchmark` times the calls: it warms up, waits for the device, takes many samples
 and reports their median and interquartile range (IQR). The first call, which compiles, is
@@ -37,12 +38,11 @@ import bench_report
 import bench_sizes
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = "{{ cookiecutter.package_name }}"
 TESTS = ROOT / "tests"
 # The tests' harness converts the NumPy inputs to each backend, dtype and device.
 sys.path.insert(0, str(TESTS))
 import parity
-from parity import Target
+from parity import PACKAGE, Target
 
 Inputs = Callable[[int], tuple[tuple[Any, ...], dict[str, Any]]]
 
@@ -216,14 +216,12 @@ def compiled(function: Any, target: Target, parameters: dict[str, Any]) -> Any:
     if target.backend == "torch":
         torch.compiler.reset()  # a fresh start: each size compiles from scratch, and once
         return torch.compile(function, dynamic=False), parameters
-{%- if cookiecutter.jax %}
     if target.backend == "jax":
         import functools
 
         import jax
 
         return jax.jit(functools.partial(function, **parameters)), {}
-{%- endif %}
     raise ValueError(target.backend)
 
 
@@ -247,12 +245,10 @@ def measure(
         compiled(function, target, parameters) if mode == "compiled" else (function, parameters)
     )
     wait = unchanged  # the timer waits for PyTorch's devices itself
-{%- if cookiecutter.jax %}
     if target.backend == "jax":
         import jax
 
         wait = jax.block_until_ready  # JAX returns before the result is computed
-{%- endif %}
     start = time.perf_counter()
     wait(call(*arguments, **parameters))
     if target.backend == "torch" and target.device != "cpu":
@@ -390,13 +386,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     if args.threads:
         torch.set_num_threads(args.threads)
-{%- if cookiecutter.jax %}
     if any(target.backend == "jax" for target in timed_on):
         import jax
 
         # As in the tests: without x64, float64 and int64 inputs lose bits.
         jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
-{%- endif %}
     started = time.perf_counter()
     rows, skipped, sizes_skipped = time_all(parser, args, chosen, timed_on)
     if not rows:

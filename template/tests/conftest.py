@@ -24,7 +24,6 @@ import importlib
 import os
 import re
 from collections.abc import Generator, Iterator
-from pathlib import Path
 
 import pytest
 import torch
@@ -33,12 +32,8 @@ from hypothesis import Phase, settings
 import parity
 
 REQUIRABLE_DEVICES = ("cuda", "mps")
-# The package's `_dispatch` module (the one package under src/), whose `NotYetImplemented` marks
-# what is not written yet.
-(_DISPATCH,) = Path(__file__).resolve().parents[1].glob("src/*/_dispatch.py")
-NOT_YET_IMPLEMENTED = importlib.import_module(
-    f"{_DISPATCH.parent.name}._dispatch"
-).NotYetImplemented
+# What the package raises for what is not written yet.
+NOT_YET_IMPLEMENTED = importlib.import_module(f"{parity.PACKAGE}._dispatch").NotYetImplemented
 # Stubs scaffolded before `NotYetImplemented` existed raise a plain NotImplementedError with this
 # in their message: recognised too, so that their tests stay expected failures after an update.
 EARLIER_STUBS = re.compile(r"not implemented yet|has no \w+ implementation yet")

@@ -116,6 +116,7 @@ __all__ = [
     "DEVICES",
     "DTYPES",
     "GRADIENT_TOLERANCE",
+    "PACKAGE",
     "PORTS",
     "ROOM",
     "TOLERANCES",
@@ -151,6 +152,10 @@ Function = Callable[..., Any]
 Operands = Sequence[NDArray[Any]]
 #: The parameters of one call, passed by keyword: ``{"axis": 0}``.
 Parameters = Mapping[str, Any]
+
+#: The repo's root, and its package: the one folder under src/ with a `_dispatch.py`.
+REPO = Path(__file__).resolve().parents[1]
+(PACKAGE,) = [path.parent.name for path in REPO.glob("src/*/_dispatch.py")]
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 DEVICES = ("cpu", "cuda", "mps")
@@ -1386,7 +1391,7 @@ def _torch_compile(function: Function, compiler: str) -> tuple[Function, Callabl
 
 def _uses_jax() -> bool:
     """Whether this repo has JAX as a backend: its pyproject.toml declares a ``jax`` extra."""
-    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    pyproject = REPO / "pyproject.toml"
     extras = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"].get(
         "optional-dependencies", {}
     )
