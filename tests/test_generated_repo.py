@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.render import BIN, COMBINATIONS, Combination, Render, only_child, render_cookiecutter, run
+from tests.render import BIN, COMBINATIONS, COOKIECUTTER_JSON, Combination, Render, only_child, render_cookiecutter, run
 from tests.scaffolded import COMMANDS
 from tests.torch_index import TORCH_INDEX_HOST, resolves
 
@@ -57,7 +57,7 @@ def test_passes_ruff_and_mypy(repo: Path, mypy_cache: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("python_version", ["3.12", "3.13"])
+@pytest.mark.parametrize("python_version", COOKIECUTTER_JSON["python_version"][1:])
 def test_passes_ruff_and_mypy_for_newer_pythons(
     template_repo: Path, tmp_path: Path, mypy_cache: Path, python_version: str
 ) -> None:

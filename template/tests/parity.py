@@ -51,11 +51,12 @@ A result `r` of a target with dtype `d` matches the float64 reference `e` elemen
     by a random relative amount up to the epsilon of `d` (`NUDGES` tries, the largest change
     counts). A backward-stable computation commits that much: it grows with the number of terms
     each result sums and with their size.
-  - its *rounding*: how far the reference run in `d` itself lands from its float64 result, on
-    the same inputs and on `ROUNDINGS - 1` nudged ones (the largest counts). That covers
-    cancellation inside large intermediate values, which nudging the inputs does not show. NumPy
-    has float32 and float16; float64 and bfloat16 are emulated by running in float32 and scaling
-    the error by the ratio of the epsilons.
+  - its *rounding*: how far the reference run in `d` itself lands from its result in a wider
+    dtype, on the same inputs and on `ROUNDINGS - 1` nudged ones (the largest counts). That
+    covers cancellation inside intermediate values, which nudging the inputs does not show. NumPy
+    has float32 and float16; bfloat16 is emulated by running in float32 and scaling the error by
+    the ratio of the epsilons, and so is float64, which is also compared with long double where
+    NumPy's is wider (x86: 64-bit mantissa), the float64 reference's own rounding error.
 - What `d` cannot hold is not the port's error: where the exact result overflows `d` (beyond its
   largest finite value, give or take the room), the port's infinity of the same sign matches;
   where the reference run in `d` overflows an intermediate value (inf or NaN where the float64
@@ -80,9 +81,11 @@ of the interval spanned by the central difference `c` and the forward and backwa
   value between the slopes on either side is a correct gradient (a subgradient), and ports differ
   there (``jax.grad(jnp.abs)(0.0)`` is 1, PyTorch's is 0, the central difference gives 0). For a
   smooth function those slopes differ by about ``h * |f''|``, so a wrong gradient still fails.
-- a kink closer to x than the step (a clip to a tiny interval, say): where `g` lies outside, the
-  one-sided differences are taken again with steps of h/1e3, h/1e6, ..., as long as the loss's
-  rounding error over the step stays within the allowed room, and the slopes they show count too.
+- a feature closer to x than the step (a clip to a tiny interval; a sine faster than the step):
+  where `g` lies outside, the one-sided differences are taken again with steps of h/1e3, h/1e6,
+  ..., as long as the loss's rounding error over the step stays within the allowed room or 1e-3
+  of the slopes; `g` matches where it lies between them at one of those steps, within the allowed
+  room and that rounding error.
 
 Elements where the reference is not finite a step or two away (the edge of its domain) are not
 compared; ``atol`` and ``rtol`` are `GRADIENT_TOLERANCE`. A missing gradient (None: no path from
@@ -692,27 +695,43 @@ def _quietly(
 
 
 def _rounding(function: Function, arguments: Operands, parameters: Parameters, dtype: str) -> Room:
-    """How far the reference run in `dtype` lands from its float64 result (module docstring):
-    the largest error over `ROUNDINGS` inputs, and where the dtype overflows along the way."""
+    """How far the reference run in `dtype` lands from its result in a wider dtype (module
+    docstring): the largest error over `ROUNDINGS` inputs, and where `dtype` overflows."""
+    wider = np.longdouble if np.finfo(np.longdouble).eps < np.finfo(np.float64).eps else None
+    # (run in, compare with, scale the error by): float32 emulates bfloat16 and float64, whose
+    # errors are the emulation's times the ratio of the epsilons; long double checks float64.
     native = dtype if dtype in {"float32", "float16"} else "float32"
     scale = float(torch.finfo(getattr(torch, dtype)).eps / np.finfo(native).eps)
-    same_range = dtype != "float64"  # bfloat16 has float32's range
+    runs = [(np.dtype(native), np.dtype(np.float64), scale)]
+    if dtype == "float64" and wider is not None:
+        runs.append((np.dtype(np.float64), np.dtype(wider), 1.0))
     rng = np.random.default_rng(1)
     largest = np.zeros(())
     overflows = np.zeros((), dtype=bool)
-    for attempt in range(ROUNDINGS):
-        inputs = _nudged(arguments, 0.0 if attempt == 0 else 2 * float(np.finfo(native).eps), rng)
-        rounded = [value.astype(native) if value.dtype.kind == "f" else value for value in inputs]
-        low = _quietly(function, rounded, parameters)
-        exact = _quietly(function, [to_numpy(value) for value in rounded], parameters)
-        if low is None or exact is None or low.shape != exact.shape:
-            continue  # a reference that refuses the dtype: no estimate from it
-        with np.errstate(invalid="ignore"):
-            lost = np.isfinite(exact) & ~np.isfinite(low)
-            error = np.where(np.isfinite(exact) & np.isfinite(low), np.abs(low - exact), 0.0)
-        largest = np.maximum(largest, scale * error)
-        if same_range:
-            overflows = overflows | lost
+    for low_dtype, high_dtype, factor in runs:
+        for attempt in range(ROUNDINGS):
+            eps = 0.0 if attempt == 0 else 2 * float(np.finfo(low_dtype).eps)
+            rounded = [
+                value.astype(low_dtype) if value.dtype.kind == "f" else value
+                for value in _nudged(arguments, eps, rng)
+            ]
+            low = _quietly(function, rounded, parameters)
+            high = _quietly(
+                function,
+                [
+                    value.astype(high_dtype) if value.dtype.kind == "f" else value
+                    for value in rounded
+                ],
+                parameters,
+            )
+            if low is None or high is None or low.shape != high.shape:
+                continue  # a reference that refuses the dtype: no estimate from it
+            with np.errstate(invalid="ignore"):
+                lost = np.isfinite(high) & ~np.isfinite(low)
+                error = np.where(np.isfinite(high) & np.isfinite(low), np.abs(low - high), 0.0)
+            largest = np.maximum(largest, factor * error)
+            if dtype != "float64":  # float32 has bfloat16's range, not float64's
+                overflows = overflows | lost
     return Room(largest, overflows)
 
 
@@ -952,17 +971,24 @@ class Differences:
             error[index] = abs(central[index] - wide) + rounding / h
         return cls(loss, x, rounding, central, forward, backward, error)
 
-    def finer(self, index: tuple[int, ...], allowed: float) -> tuple[float, float]:
-        """The range of the one-sided differences at `index` with steps of h/1e3, h/1e6, ...,
-        as long as the loss's rounding error over the step stays within `allowed` (NaN: none)."""
-        low, high = np.nan, np.nan
-        step = DIFFERENCE_STEP * max(1.0, abs(float(self.x[index])))
-        while True:
+    def finer(self, index: tuple[int, ...], got: float, allowed: float) -> bool:
+        """Whether `got` lies between the one-sided differences at `index` with a step of h/1e3,
+        h/1e6, ..., widened by `allowed` and by the loss's rounding error over the step: a feature
+        closer to x than the step (a kink, or oscillations faster than it) shows there. The step
+        shrinks while that rounding error stays within `allowed` or 1e-3 of the slopes."""
+        x = float(self.x[index])
+        step = DIFFERENCE_STEP * max(1.0, abs(x))
+        while x + step / 1e3 != x:
             step /= 1e3
-            if self.rounding / step > allowed or self.x[index] + step == self.x[index]:
-                return low, high
+            noise = self.rounding / step
             forward, backward, _, _ = _slopes(self.loss, self.x, index, step)
-            low, high = np.nanmin([low, forward, backward]), np.nanmax([high, forward, backward])
+            scale = np.nanmax([abs(got), abs(forward), abs(backward)])
+            if noise > max(allowed, 1e-3 * scale):
+                return False
+            slack = allowed + DIFFERENCE_SAFETY * noise
+            if min(forward, backward) - slack <= got <= max(forward, backward) + slack:
+                return True
+        return False
 
 
 def _assert_gradient_close(
@@ -990,13 +1016,9 @@ def _assert_gradient_close(
         compared = np.isfinite(low) & np.isfinite(high) & np.isfinite(differences.error)
         if not outputs_finite:  # 0 * inf: the zero weight of a non-finite output gives NaN
             compared &= np.isfinite(got)
-        matches = ~compared | (distance <= allowed)
-        for index in map(tuple, np.argwhere(~matches)):  # a kink closer than the step?
-            finer_low, finer_high = differences.finer(index, float(allowed[index]))
-            nearest = np.clip(
-                got[index], np.nanmin([low[index], finer_low]), np.nanmax([high[index], finer_high])
-            )
-            matches[index] = abs(got[index] - nearest) <= 2 * allowed[index]
+        matches = np.array(~compared | (distance <= allowed))  # writable, 0-d operands too
+        for index in map(tuple, np.argwhere(~matches)):  # a feature closer than the step?
+            matches[index] = differences.finer(index, float(got[index]), float(allowed[index]))
         if matches.all():
             return
         excess = np.where(matches, -np.inf, np.nan_to_num(distance / allowed, nan=np.inf))
