@@ -216,7 +216,7 @@ SCAFFOLDED_JAX_BUGS = [
         "attention",
         "jax",
         "return weights / jnp.sum(weights, axis=-1, keepdims=True) @ v",
-        "return weights / jnp.sum(weights, axis=-1, keepdims=True) @ jax.lax.stop_gradient(v)",
+        "import jax\n\n    return weights / jnp.sum(weights, axis=-1, keepdims=True) @ jax.lax.stop_gradient(v)",
         caught_by="test_gradient_matches_reference",
     ),
     Bug(

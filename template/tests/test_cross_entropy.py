@@ -123,8 +123,12 @@ def test_stays_on_the_input_device(target: Target) -> None:
 @parity.over(parity.PORTS, ["float64"])
 @given(data=st.data())
 def test_gradient_matches_reference(target: Target, data: st.DataObject) -> None:
-    operands, parameters = draw(data, target, extremes=True, max_side=4)
-    parity.assert_gradient_matches_reference(cross_entropy, target, operands, parameters)
+    # Moderate values, compared; or extreme ones too, where a NaN or infinite gradient fails.
+    extremes = data.draw(st.booleans(), label="extremes")
+    operands, parameters = draw(data, target, extremes=extremes, max_side=4)
+    parity.assert_gradient_matches_reference(
+        cross_entropy, target, operands, parameters, compare_values=not extremes
+    )
 
 
 @parity.over(parity.PORTS, ["float32"])
