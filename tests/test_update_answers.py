@@ -106,7 +106,7 @@ def test_a_layout_change_is_refused_before_anything_is_written(v2: dict[str, Pat
 def test_a_destructive_answer_change_is_refused_before_anything_is_written(
     template_v1: Path, engine: str, combination: Combination, change: str, refusal: str, tmp_path: Path
 ) -> None:
-    """Switching JAX off would delete JAX ports and break the modules that import `is_jax_array`;
+    """Switching JAX off would delete JAX ports and break the modules that call them;
     a new package name would leave the user's modules in the old package: copier must stop before
     it writes, and say what to keep."""
     repo = generate(template_v1, engine, tmp_path, combination)
