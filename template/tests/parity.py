@@ -60,8 +60,9 @@ A result `r` of a target with dtype `d` matches the float64 reference `e` elemen
     mantissa), which measures the float64 reference's own rounding error.
 - What `d` cannot hold is not the port's error: where the exact result overflows `d` (beyond its
   largest finite value, give or take the room), the port's infinity of the same sign matches;
-  where the reference run in `d` overflows an intermediate value (inf or NaN where the float64
-  result is finite), any non-finite value of the port matches there. Both NaN also matches.
+  where the reference run in `d` itself loses an element (inf or NaN where the float64 result is
+  finite: an intermediate value overflowed, or underflowed to a zero it then divides by), `d`
+  cannot hold that computation and the element is not compared. Both NaN also matches.
 
 Gradients
 ---------
@@ -599,7 +600,7 @@ class Room:
     """What a computation in a dtype cannot do better, element by element (module docstring)."""
 
     room: NDArray[np.float64] | float = 0.0
-    #: Where the reference run in the dtype overflows an intermediate value.
+    #: Where the reference run in the dtype loses an element (inf or NaN; finite in float64).
     overflows: NDArray[np.bool_] | bool = False
 
 
@@ -641,7 +642,7 @@ def assert_close(
             | (got == want)
             | (np.isnan(got) & np.isnan(want))
             | overflowed
-            | (allowance.overflows & ~np.isfinite(got))
+            | allowance.overflows
         )
         if matches.all():
             return
@@ -728,7 +729,7 @@ def _to_bfloat16(value: Any) -> Any:
 
 def _rounding(function: Function, arguments: Operands, parameters: Parameters, dtype: str) -> Room:
     """How far the reference run in `dtype` lands from its result in a wider dtype (module
-    docstring): the largest error over `ROUNDINGS` inputs, and where `dtype` overflows."""
+    docstring): the largest error over `ROUNDINGS` inputs, and where `dtype` loses an element."""
     wider = np.longdouble if np.finfo(np.longdouble).eps < np.finfo(np.float64).eps else None
     # (run in, compare with, scale the error by): float32 emulates bfloat16 and float64, whose
     # errors are the emulation's times the ratio of the epsilons; long double checks float64.
