@@ -705,13 +705,17 @@ class _Bfloat16(np.ndarray):
     each operation in float32 then rounded, without a bfloat16 type in NumPy."""
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        plain = [
-            value.view(np.ndarray) if isinstance(value, _Bfloat16) else value for value in inputs
-        ]
+        plain = [_plain(value) for value in inputs]
+        if "out" in kwargs:  # written into, then rounded: no second pass through this method
+            kwargs["out"] = tuple(_plain(value) for value in kwargs["out"])
         result = getattr(ufunc, method)(*plain, **kwargs)
         results = result if isinstance(result, tuple) else (result,)
         rounded = tuple(_to_bfloat16(value) for value in results)
         return rounded if isinstance(result, tuple) else rounded[0]
+
+
+def _plain(value: Any) -> Any:
+    return value.view(np.ndarray) if isinstance(value, _Bfloat16) else value
 
 
 def _to_bfloat16(value: Any) -> Any:
