@@ -16,7 +16,7 @@ here:
 - `assert_gradient_matches_reference()`: the gradient with respect to every floating operand
   against finite differences of the NumPy reference: NumPy is the spec for gradients too.
 - `assert_compiled_matches_eager()`, `assert_vmap_matches_loop()`: compiled and batched code
-  gives the eager result, and compiles once.
+  gives the eager result (within the room of the computation), and compiles once.
 - `assert_rejects_unsupported()`: a clear ``TypeError`` for lists, scalars, array-likes, integer
   arrays and operands from different backends.
 
@@ -89,9 +89,10 @@ of the interval spanned by the central difference `c` and the forward and backwa
   of the slopes; `g` matches where it lies between them at one of those steps, within the allowed
   room and that rounding error.
 
-With extreme values among the inputs (up to 1e4), only finiteness is checked: a NaN gradient
-where the reference's differences are finite (an overflow in a branch a `where` does not take) is a
-bug, while the rounding of a backward pass through such values has no bound to state. Elements
+For draws with extreme values (up to 1e4), the tests ask for finiteness only (``compare_values=
+False``): a NaN gradient where the reference's differences are finite (an overflow in a branch a
+`where` does not take) is a bug, while the rounding of a backward pass through such values has no
+bound to state. Elements
 where the reference is not finite a step or two away (the edge of its domain) are not compared;
 ``atol`` and ``rtol`` are `GRADIENT_TOLERANCE`. A missing gradient (None: no path from that
 operand to the result) counts as zero, which passes only where the differences say zero.
