@@ -95,8 +95,9 @@ For draws with extreme values (up to 1e4), the tests ask for finiteness only (``
 False``): a NaN gradient where the reference's differences are finite (an overflow in a branch a
 `where` does not take) is a bug, while the rounding of a backward pass through such values has no
 bound to state. Elements where the reference is not finite a step or two away (the edge of its
-domain) are not compared; ``atol`` and ``rtol`` are `GRADIENT_TOLERANCE`. A missing gradient (None: no path from that
-operand to the result) counts as zero, which passes only where the differences say zero.
+domain) are not compared; ``atol`` and ``rtol`` are `GRADIENT_TOLERANCE`. A missing gradient
+(None: no path from that operand to the result) counts as zero, which passes only where the
+differences say zero.
 """
 
 from __future__ import annotations
