@@ -20,9 +20,7 @@
 from __future__ import annotations
 
 import gc
-import importlib
 import os
-import re
 from collections.abc import Generator, Iterator
 
 import pytest
@@ -32,11 +30,6 @@ from hypothesis import Phase, settings
 import parity
 
 REQUIRABLE_DEVICES = ("cuda", "mps")
-# What the package raises for what is not written yet.
-NOT_YET_IMPLEMENTED = importlib.import_module(f"{parity.PACKAGE}._dispatch").NotYetImplemented
-# Stubs scaffolded before `NotYetImplemented` existed raise a plain NotImplementedError with this
-# in their message: recognised too, so that their tests stay expected failures after an update.
-EARLIER_STUBS = re.compile(r"not implemented yet|has no \w+ implementation yet")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -107,7 +100,7 @@ def pytest_runtest_call() -> Generator[None, object, object]:
     try:
         return (yield)
     except NotImplementedError as error:
-        if not isinstance(error, NOT_YET_IMPLEMENTED) and not EARLIER_STUBS.search(str(error)):
+        if not parity.not_yet_implemented(error):
             raise
         pytest.xfail(str(error))
 
