@@ -1587,7 +1587,8 @@ def _traced_or_static(
 def _jitted(function: Function, static: tuple[tuple[str, Any], ...]) -> Function:
     import jax
 
-    return jax.jit(functools.partial(function, **dict(static)))
+    jitted: Function = jax.jit(functools.partial(function, **dict(static)))  # Any without JAX
+    return jitted
 
 
 def _jax_describe(array: Any) -> tuple[str, str] | None:
@@ -1626,7 +1627,8 @@ def _jax_gradient(
     def loss(w: Any, *arguments: Any, **dynamic: Any) -> Any:
         return jnp.sum(w * function(*arguments, **dict(static), **dynamic))
 
-    return jax.jit(jax.grad(loss, argnums=tuple(1 + position for position in wrt)))
+    compiled: Function = jax.jit(jax.grad(loss, argnums=tuple(1 + position for position in wrt)))
+    return compiled  # typed here: without JAX installed, jax.jit is Any
 
 
 def _jax_compile(function: Function, compiler: str) -> tuple[Function, Callable[[], int], str]:
