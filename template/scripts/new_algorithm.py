@@ -48,6 +48,7 @@ MODULE_NAMES = frozenset(
     {
         *("annotations", "overload", "TYPE_CHECKING", "np", "numpy", "torch", "jax", "jnp"),
         *("NDArray", "Array", "dispatch_error", "is_jax_float", "NotYetImplemented", "msg"),
+        *("ndarray", "Tensor", "TORCH_FLOATS"),
     }
 )
 # Names the generated test module defines or imports: the algorithm, imported there, would
@@ -81,8 +82,8 @@ FLOAT_RANGES = {
 }
 # Per backend: the type of an array, and the check that an operand is a floating-point one.
 BACKENDS = {
-    "numpy": ("NDArray[np.floating]", 'isinstance({0}, np.ndarray) and {0}.dtype.kind == "f"'),
-    "pytorch": ("torch.Tensor", "isinstance({0}, torch.Tensor) and {0}.is_floating_point()"),
+    "numpy": ("NDArray[np.floating]", 'isinstance({0}, ndarray) and {0}.dtype.kind == "f"'),
+    "pytorch": ("torch.Tensor", "isinstance({0}, Tensor) and {0}.dtype in TORCH_FLOATS"),
     "jax": ("jax.Array", "is_jax_float({0})"),
 }
 ANSWERS = ROOT / ".copier-answers.yml"
