@@ -50,7 +50,7 @@ CONVENTION_CHANGES = [
         "def lint(session: nox.Session) -> None:  # v2\n",
     ),
     Edit(".pre-commit-config.yaml", "repos:\n", "repos: # v2: hooks in a new order\n"),
-    Edit("tests/parity.py", "\nimport ", "\n# v2: clearer failure messages\nimport "),
+    Edit("tests/parity/room.py", "\nimport ", "\n# v2: clearer failure messages\nimport "),
 ]
 WORKFLOW = ".github/workflows/ci.yml"
 # A user's edits to the lines that v2.0.0 changes: `copier update` leaves conflict markers in each
@@ -62,7 +62,7 @@ CONFLICTING_EDITS = [
     ),
     Edit("pyproject.toml", "[tool.ruff.lint]\n", "[tool.ruff.lint]\n# ours: the lab's own rules\n"),
     Edit(".pre-commit-config.yaml", "repos:\n", "repos: # ours: a hook of our own below\n"),
-    Edit("tests/parity.py", "\nimport ", "\n# ours: notes on tolerances\nimport "),
+    Edit("tests/parity/room.py", "\nimport ", "\n# ours: notes on tolerances\nimport "),
 ]
 
 

@@ -4,7 +4,7 @@
         --param 'scale: float | None = None'
 
 The operands (here q, k and v; by default one, x) are the array arguments, each with its axes
-after a colon if it has any of its own (see `Spec` in tests/parity.py: "..." for batch axes, then
+after a colon if it has any of its own (see `Spec` in tests/parity/inputs.py: "..." for batch axes, then
 a letter per axis, the same size wherever it repeats; "..." alone when omitted). Each `--param`
 is a plain Python value with a type and a default; its test draws it from a range that suits its
 name and type (see `Parameter.strategy`). This creates `attention` in the package, laid out
@@ -193,7 +193,7 @@ def parse_parameter(spec: str) -> Parameter:
 
 def parse_operand(spec: str) -> tuple[str, str]:
     """`spec`, e.g. ``'weight:d'`` or ``'x'``, as (name, axes); the axes default to "...",
-    refused if they do not follow the grammar of `Spec` in tests/parity.py."""
+    refused if they do not follow the grammar of `Spec` in tests/parity/inputs.py."""
     name, _, axes = spec.partition(":")
     axes = axes or "..."
     letters = axes.removeprefix("...")

@@ -1,0 +1,169 @@
+"""The parity harness: every backend, dtype and device is compared with the NumPy reference.
+
+An algorithm's test module declares what its function takes, in a `Spec` (the operands' shapes,
+how their sizes relate, the range of their values), and draws its parameters; the work happens
+here:
+
+- `over()`, `targets()`: what to compare, as pytest parameters with ids such as
+  ``torch-float32-cuda``. A target is a backend, a dtype and a device; ``conftest.py`` skips a
+  target whose device is missing (or fails it, with ``--require-device``).
+- `Spec`, `operands()`, `edge_operands()`, `sized_operands()`: the inputs a `Spec` allows, drawn
+  by hypothesis or fixed; `arrays()`, `labels()`, `log_uniform()` for the rest.
+- `assert_matches_reference()`: the target's result against the float64 NumPy reference computed
+  from the very same (rounded) inputs: array type, dtype, device, shape, then values.
+- `assert_keeps_type_dtype_device()`: the same checks without values, for PyTorch's ``meta``
+  device (tensors without data), which shows device mix-ups without a GPU.
+- `assert_gradient_matches_reference()`: the gradient with respect to every floating operand
+  against finite differences of the NumPy reference: NumPy is the spec for gradients too.
+- `assert_compiled_matches_eager()`, `assert_vmap_matches_loop()`: compiled and batched code
+  gives the eager result (within the room of the computation), and compiles once.
+- `assert_rejects_unsupported()`: a clear ``TypeError`` for lists, scalars, array-likes, integer
+  arrays and operands from different backends.
+
+Every helper takes the algorithm's operands as a tuple and its parameters as a dict, and its own
+options keyword-only, so an algorithm's parameters may have any name (even ``tolerances``). What
+each backend needs (make an array, read it back, take gradients, compile) is in one table,
+`BACKENDS` (backends.py); JAX is one of them where the repo's pyproject.toml has a ``jax`` extra.
+
+The same rules in every helper
+------------------------------
+- The reference runs first. Where it raises (an empty reduction, say: the reference is the spec),
+  the target must raise too, any exception, and nothing else is compared. Where the reference
+  returns and the target raises, the failure names both outcomes and the shapes. A result with
+  no elements is the exception: raising there is as good as returning it, either way (NumPy
+  refuses the maximum of an empty axis even where the result would be empty; PyTorch does not).
+- No call may change its operands in place: every helper compares them before and after each
+  call, the reference's included, and names the operand that changed.
+- Warnings about values (`NUMERIC_WARNINGS`: NumPy's floating-point ones, PyTorch's on a
+  degenerate reduction) are ignored in the reference and the ports alike: the values tell.
+
+Values
+------
+A result `r` of a target with dtype `d` matches the float64 reference `e` element by element where
+
+    |r - e| <= atol + rtol * |e| + room
+
+- ``rtol``, ``atol``: `TOLERANCES` [d], a few units in the last place of `d`: the rounding of each
+  element-wise operation. A test overrides them per dtype with ``tolerances=``.
+- ``room``: `ROOM` times the larger of two measurements of what the computation cannot do better
+  in `d`, both made with the reference itself:
+  - its *sensitivity*: how far the reference's result moves when every floating input is nudged
+    by a random relative amount up to the epsilon of `d` (`NUDGES` tries, the largest change
+    counts). A backward-stable computation commits that much: it grows with the number of terms
+    each result sums and with their size.
+  - its *rounding*: how far the reference run in `d` itself lands from its result in a wider
+    dtype, on the same inputs and on `ROUNDINGS - 1` nudged ones, zeros included (the largest
+    counts: other inputs round otherwise, as another order of the same operations would). That
+    covers cancellation inside intermediate values, which nudging the inputs does not show. NumPy
+    has float32 and float16; bfloat16 is emulated by running in float32 with every operation's
+    result rounded to bfloat16 (and by scaling float32's error by the ratio of the epsilons);
+    float64 by that scaling too, and by long double where NumPy's is wider (x86: 64-bit
+    mantissa), which measures the float64 reference's own rounding error.
+- What `d` cannot hold is not the port's error: where the exact result overflows `d` (beyond its
+  largest finite value, give or take the room), the port's infinity of the same sign matches;
+  where the reference run in `d` itself loses an element (inf or NaN where the float64 result is
+  finite: an intermediate value overflowed, or underflowed to a zero it then divides by), `d`
+  cannot hold that computation and the element is not compared. Both NaN also matches.
+
+Gradients
+---------
+The gradient of ``sum(w * f(...))``, for fixed random weights w (0 where f is not finite), is
+compared with finite differences of the float64 reference, element by element, with a step
+``h = DIFFERENCE_STEP * max(1, |x_i|)``. A finite difference is an estimate, and its error is
+part of the allowed room: the port's gradient `g` matches where it lies within
+
+    atol + rtol * |c| + DIFFERENCE_SAFETY * (|c - c2| + rounding / h)
+
+of the interval spanned by the central difference `c` and the forward and backward differences:
+
+- ``|c - c2|``, the central difference with step h against the one with step 2h: their
+  truncation error (three times c's for a smooth function), and a sample of their rounding error;
+- ``rounding / h``: the rounding error of the terms ``w * f`` that the step changes (epsilon times
+  ``|w * f|``, plus the reference's own rounding estimated as for values), divided by the step:
+  each term is differenced before the sum, so the terms the element does not reach add no error;
+- the one-sided differences: at a kink or a tie (``abs`` or ReLU at 0, equal values in a max), any
+  value between the slopes on either side is a correct gradient (a subgradient), and ports differ
+  there (``jax.grad(jnp.abs)(0.0)`` is 1, PyTorch's is 0, the central difference gives 0). For a
+  smooth function those slopes differ by about ``h * |f''|``, so a wrong gradient still fails.
+- a feature closer to x than the step (a clip to a tiny interval; a sine faster than the step):
+  where `g` lies outside, the one-sided differences are taken again with steps of h/10, h/100,
+  ..., as long as that rounding error over the step stays within the allowed room, 1e-3
+  of the slopes or a 16th of `g`'s distance from them; `g` matches where it lies between them at
+  one of those steps, within the allowed room and 4 times that rounding error.
+
+For draws with extreme values (up to 1e4), the tests ask for finiteness only (``compare_values=
+False``): a NaN gradient where the reference's differences are finite (an overflow in a branch a
+`where` does not take) is a bug, while the rounding of a backward pass through such values has no
+bound to state. Elements where the reference is not finite a step or two away (the edge of its
+domain) are not compared; ``atol`` and ``rtol`` are `GRADIENT_TOLERANCE`. A missing gradient
+(None: no path from that operand to the result) counts as zero, which passes only where the
+differences say zero.
+"""
+
+from __future__ import annotations
+
+from .backends import BACKENDS, PORTS
+from .core import (
+    DEVICES,
+    DTYPES,
+    GRADIENT_TOLERANCE,
+    PACKAGE,
+    ROOM,
+    TOLERANCES,
+    Tolerance,
+    not_yet_implemented,
+)
+from .gradients import assert_gradient_matches_reference
+from .inputs import (
+    Spec,
+    arrays,
+    edge_operands,
+    edge_shapes,
+    labels,
+    log_uniform,
+    operands,
+    shapes,
+    sized_operands,
+    sized_shapes,
+)
+from .refusals import ArrayLike, assert_rejects_unsupported
+from .room import assert_close
+from .targets import Target, missing_backend, missing_device, over, targets
+from .transforms import assert_compiled_matches_eager, assert_vmap_matches_loop
+from .values import assert_keeps_type_dtype_device, assert_matches_reference
+
+__all__ = [
+    "BACKENDS",
+    "DEVICES",
+    "DTYPES",
+    "GRADIENT_TOLERANCE",
+    "PACKAGE",
+    "PORTS",
+    "ROOM",
+    "TOLERANCES",
+    "ArrayLike",
+    "Spec",
+    "Target",
+    "Tolerance",
+    "arrays",
+    "assert_close",
+    "assert_compiled_matches_eager",
+    "assert_gradient_matches_reference",
+    "assert_keeps_type_dtype_device",
+    "assert_matches_reference",
+    "assert_rejects_unsupported",
+    "assert_vmap_matches_loop",
+    "edge_operands",
+    "edge_shapes",
+    "labels",
+    "log_uniform",
+    "missing_backend",
+    "missing_device",
+    "not_yet_implemented",
+    "operands",
+    "over",
+    "shapes",
+    "sized_operands",
+    "sized_shapes",
+    "targets",
+]

@@ -1,0 +1,171 @@
+"""What the harness needs to know about each array library, in one table: `BACKENDS`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+
+from .core import DEVICES, DTYPES, Function, Parameters, _call, _reference, _replace
+from .jax_backend import (
+    JAX_DTYPES,
+    _jax_asarray,
+    _jax_call,
+    _jax_compile,
+    _jax_describe,
+    _jax_gradients,
+    _uses_jax,
+)
+
+
+def to_numpy(array: Any) -> NDArray[Any]:
+    """A NumPy copy of an array of any backend; floating point in float64 (exact for all)."""
+    backend = BACKENDS.get(_describe(array)[0])
+    result = backend.to_numpy(array) if backend else np.asarray(array)
+    if np.issubdtype(result.dtype, np.floating) or result.dtype.name == "bfloat16":
+        return result.astype(np.float64)
+    return result
+
+
+def _describe(array: Any) -> tuple[str, str, str]:
+    """The backend, dtype and device of `array`, named as in `Target`; the backend is the type's
+    name for anything else."""
+    for name, backend in BACKENDS.items():
+        found = backend.describe(array)
+        if found is not None:
+            return (name, *found)
+    return type(array).__name__, "?", "?"
+
+
+#: ``gradients(function, arguments, wrt, weights, parameters)``: for each position in `wrt`,
+#: method name -> gradient (None where the graph was cut) of ``sum(weights * function(...))``.
+Gradients = Callable[
+    [Function, list[Any], list[int], NDArray[np.float64], Parameters], dict[int, dict[str, Any]]
+]
+#: ``compile(function, compiler)``: the compiled function, how many times it compiled so far,
+#: and how it was compiled (for messages).
+Compile = Callable[[Function, str], tuple[Function, Callable[[], int], str]]
+
+
+@dataclass(frozen=True)
+class Backend:
+    """What the harness needs to know about one array library."""
+
+    dtypes: tuple[str, ...]  # the dtypes its targets run in
+    devices: tuple[str, ...]  # the devices its targets run on
+    #: ``asarray(values, dtype, device)``: a float64 or integer NumPy array as this backend's
+    #: array, floating point in `dtype` (None: integers, kept as they are).
+    asarray: Callable[[NDArray[Any], str | None, str], Any]
+    to_numpy: Callable[[Any], NDArray[Any]]  # a NumPy copy, any dtype
+    describe: Callable[[Any], tuple[str, str] | None]  # (dtype, device), or None: not ours
+    #: ``call(function, arguments, parameters)``: the function on arrays of this backend.
+    call: Callable[[Function, Sequence[Any], Parameters], Any] = _call
+    gradients: Gradients | None = None
+    compile: Compile | None = None
+
+
+def _numpy_asarray(values: NDArray[Any], dtype: str | None, device: str) -> NDArray[Any]:
+    del device  # NumPy arrays live on the CPU
+    return values.astype(dtype) if dtype else values.copy()
+
+
+def _numpy_describe(array: Any) -> tuple[str, str] | None:
+    return (array.dtype.name, "cpu") if isinstance(array, np.ndarray) else None
+
+
+def _torch_asarray(values: NDArray[Any], dtype: str | None, device: str) -> torch.Tensor:
+    return torch.tensor(values, dtype=getattr(torch, dtype) if dtype else None, device=device)
+
+
+def _torch_to_numpy(array: torch.Tensor) -> NDArray[Any]:
+    array = array.detach().cpu()
+    converted: NDArray[Any] = (array.double() if array.is_floating_point() else array).numpy()
+    return converted
+
+
+def _torch_describe(array: Any) -> tuple[str, str] | None:
+    if not isinstance(array, torch.Tensor):
+        return None
+    return str(array.dtype).removeprefix("torch."), array.device.type
+
+
+def _torch_gradients(
+    function: Function,
+    arguments: list[Any],
+    wrt: list[int],
+    weights: NDArray[np.float64],
+    parameters: Parameters,
+) -> dict[int, dict[str, Any]]:
+    chosen = [arguments[position].detach().requires_grad_() for position in wrt]
+    first = chosen[0]
+    w = torch.as_tensor(weights, dtype=first.dtype, device=first.device)
+
+    def loss(*values: torch.Tensor) -> torch.Tensor:
+        result: torch.Tensor = function(*_replace(arguments, wrt, values), **parameters)
+        return (w * result).sum()
+
+    value = loss(*chosen)
+    autograd = (
+        torch.autograd.grad(value, chosen, allow_unused=True)
+        if value.requires_grad
+        else [None] * len(chosen)
+    )
+    func = torch.func.grad(loss, argnums=tuple(range(len(chosen))))(*[x.detach() for x in chosen])
+    return {
+        position: {"torch.autograd": by_autograd, "torch.func.grad": by_func}
+        for position, by_autograd, by_func in zip(wrt, autograd, func, strict=True)
+    }
+
+
+def _torch_compile(function: Function, compiler: str) -> tuple[Function, Callable[[], int], str]:
+    import torch._dynamo
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    torch._dynamo.reset()
+    counter = CompileCounterWithBackend(compiler)
+    compiled = torch.compile(function, backend=counter, fullgraph=True)
+    return compiled, lambda: counter.frame_count, f"torch.compile(backend={compiler!r})"
+
+
+#: The backends by name, the reference first; every other one is a port.
+BACKENDS: Mapping[str, Backend] = {
+    "numpy": Backend(
+        dtypes=("float32", "float16"),
+        devices=("cpu",),
+        asarray=_numpy_asarray,
+        to_numpy=np.asarray,
+        describe=_numpy_describe,
+        call=_reference,
+    ),
+    "torch": Backend(
+        dtypes=DTYPES,
+        devices=(*DEVICES, "meta"),
+        asarray=_torch_asarray,
+        to_numpy=_torch_to_numpy,
+        describe=_torch_describe,
+        gradients=_torch_gradients,
+        compile=_torch_compile,
+    ),
+    **(
+        {
+            "jax": Backend(
+                dtypes=JAX_DTYPES,
+                devices=("cpu", "cuda"),
+                asarray=_jax_asarray,
+                to_numpy=np.asarray,
+                describe=_jax_describe,
+                call=_jax_call,
+                gradients=_jax_gradients,
+                compile=_jax_compile,
+            )
+        }
+        if _uses_jax()
+        else {}
+    ),
+}
+#: The ports: the backends compared with NumPy, with gradients and compilers.
+PORTS = tuple(BACKENDS)[1:]

@@ -1,0 +1,107 @@
+"""What every part of the harness shares: the types it passes around, the package under
+test, the numbers its rules use (tolerances, room, steps), and how it calls a function."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from numpy.typing import NDArray
+
+#: A public function of the package, e.g. ``softmax``.
+Function = Callable[..., Any]
+#: The operands of one call (float64 or integer NumPy arrays; targets convert them).
+Operands = Sequence[NDArray[Any]]
+#: The parameters of one call, passed by keyword: ``{"axis": 0}``.
+Parameters = Mapping[str, Any]
+
+#: The repo's root, and its package: the one folder under src/ with a `_dispatch.py`.
+REPO = Path(__file__).resolve().parents[2]
+(PACKAGE,) = [path.parent.name for path in REPO.glob("src/*/_dispatch.py")]
+# Stubs scaffolded before `NotYetImplemented` existed raise a plain NotImplementedError with this
+# in their message: recognised too, so that their tests stay expected failures after an update.
+EARLIER_STUBS = re.compile(r"not implemented yet|has no \w+ implementation yet")
+
+
+def not_yet_implemented(error: BaseException) -> bool:
+    """Whether `error` says that code is not written yet (a stub, a backend without a port): the
+    package's `NotYetImplemented`, or an earlier release's stub. A library's own
+    NotImplementedError (an operation without a float16 kernel) is a failure like any other."""
+    written_later = importlib.import_module(f"{PACKAGE}._dispatch").NotYetImplemented
+    return isinstance(error, written_later) or (
+        isinstance(error, NotImplementedError) and EARLIER_STUBS.search(str(error)) is not None
+    )
+
+
+DTYPES = ("float64", "float32", "float16", "bfloat16")
+DEVICES = ("cpu", "cuda", "mps")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """`actual` matches `expected` where ``|actual - expected| <= atol + rtol * |expected|``
+    (plus the room of the module docstring)."""
+
+    rtol: float
+    atol: float
+
+
+#: Default tolerances per dtype of the target, for the rounding of element-wise operations: a
+#: few units in the last place of float32/float16/bfloat16 (eps = 1.2e-7, 9.8e-4, 7.8e-3), and
+#: tight for float64, where only the order of operations differs.
+TOLERANCES: Mapping[str, Tolerance] = {
+    "float64": Tolerance(rtol=1e-10, atol=1e-12),
+    "float32": Tolerance(rtol=1e-5, atol=1e-6),
+    "float16": Tolerance(rtol=5e-3, atol=1e-3),
+    "bfloat16": Tolerance(rtol=4e-2, atol=1e-2),
+}
+#: How many times the reference's own sensitivity and rounding a port may err by: the port
+#: rounds every intermediate result too, in its own order, and its library functions are less
+#: exact than NumPy's (seen in correct ports: 10x for attention in bfloat16; 36x for a float16
+#: cancellation that 4 rounding runs all missed; 64x for JAX's float64 tanh near -1 in GELU).
+ROOM = 128.0
+#: Random nudges of the inputs that measure the sensitivity (the largest change counts).
+NUDGES = 8
+#: Runs of the reference in the target's dtype that measure its rounding (the first unnudged).
+ROUNDINGS = 4
+#: Float64 gradients against finite differences, on top of the differences' own error.
+GRADIENT_TOLERANCE = Tolerance(rtol=1e-6, atol=1e-8)
+#: The finite differences' step, relative to max(1, |x|): it balances their truncation error
+#: (~h^2) against their rounding error (~eps/h) in float64.
+DIFFERENCE_STEP = 6e-6
+#: How many times its estimated error a finite difference may be off by.
+DIFFERENCE_SAFETY = 4.0
+#: Values drawn where a `Spec` gives no range; with ``extremes``, also huge and tiny ones.
+VALUES = (-10.0, 10.0)
+
+
+#: Warnings about values (NumPy's floating-point ones, PyTorch's on degenerate reductions), which
+#: the reference and the ports may raise alike: the values tell (and some BLAS builds raise
+#: spurious ones). Other warnings (deprecations) are left to the test run's own filters.
+NUMERIC_WARNINGS = (RuntimeWarning, UserWarning)
+
+
+def _reference(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
+    """`function` on NumPy arrays, its `NUMERIC_WARNINGS` silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NUMERIC_WARNINGS)
+        return function(*arguments, **parameters)
+
+
+def _replace(
+    arguments: Sequence[Any], positions: Sequence[int], values: Sequence[Any]
+) -> list[Any]:
+    """`arguments` with those at `positions` replaced by `values`."""
+    replaced = list(arguments)
+    for position, value in zip(positions, values, strict=True):
+        replaced[position] = value
+    return replaced
+
+
+def _call(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
+    return function(*arguments, **parameters)

@@ -1,0 +1,78 @@
+"""Refused inputs: a clear `TypeError` for what no backend accepts."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+import pytest
+from numpy.typing import NDArray
+
+from .backends import BACKENDS
+from .core import Function, Operands, Parameters, _reference, _replace, not_yet_implemented
+from .targets import Target, missing_backend
+
+
+class ArrayLike:
+    """Converts to an array with ``numpy.asarray`` but is not one, like a pandas object."""
+
+    def __init__(self, values: NDArray[Any]) -> None:
+        self.values = values
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
+        return self.values if dtype is None else self.values.astype(dtype)
+
+
+def _implemented(
+    function: Function, backend: str, operands: Operands, parameters: Parameters
+) -> bool:
+    """Whether `function` has an implementation for `backend` (raises no "not implemented yet"
+    for valid operands): refusals are checked on the backends it has."""
+    arguments = [Target(backend, "float64").asarray(value) for value in operands]
+    try:
+        _reference(function, arguments, parameters)
+    except Exception as error:  # noqa: BLE001 - refusing operands is the function's business
+        return not not_yet_implemented(error)
+    return True
+
+
+def assert_rejects_unsupported(
+    function: Function, operands: Operands, parameters: Parameters | None = None
+) -> None:
+    """`function` raises a ``TypeError`` that names the problem and what to pass instead:
+
+    - for each operand replaced by a list, a Python float or an `ArrayLike`;
+    - for each floating operand replaced by integers, on every backend the function has (each
+      would promote them differently, so the package refuses them);
+    - with several operands, for operands from two such backends (naming both).
+    """
+    __tracebackhide__ = True
+    parameters = parameters or {}
+    name = function.__name__
+    available = [
+        backend
+        for backend in BACKENDS
+        if missing_backend(backend) is None
+        and _implemented(function, backend, operands, parameters)
+    ]
+    for position, value in enumerate(operands):
+        wrong_values = [(value.tolist(), "list"), (1.0, "float"), (ArrayLike(value), "ArrayLike")]
+        for wrong, type_name in wrong_values:
+            arguments = _replace(operands, [position], [wrong])
+            with pytest.raises(TypeError, match=rf"{name}\(\) got .*{type_name}.*; expected numpy"):
+                function(*arguments, **parameters)
+        if value.dtype.kind != "f":
+            continue
+        for backend in available:
+            make = Target(backend, "float64").asarray
+            arguments = [make(item) for item in _replace(operands, [position], [value.astype(int)])]
+            with pytest.raises(TypeError, match=rf"{name}\(\) got .*int.*; expected floating"):
+                function(*arguments, **parameters)
+    for first, rest in itertools.permutations(available, 2) if len(operands) > 1 else []:
+        arguments = [Target(first, "float64").asarray(operands[0])]
+        arguments += [Target(rest, "float64").asarray(value) for value in operands[1:]]
+        with pytest.raises(TypeError, match=re.escape("different backends")) as raised:
+            function(*arguments, **parameters)
+        for backend in (first, rest):
+            assert backend in str(raised.value), f"{raised.value} does not name {backend}"

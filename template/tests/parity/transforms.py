@@ -1,0 +1,153 @@
+"""Compiled and batched code against eager code."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from numpy.typing import NDArray
+
+from .backends import BACKENDS, to_numpy
+from .core import Function, Operands, Parameters, Tolerance
+from .inputs import Spec
+from .room import Room, _room, assert_close
+from .targets import Target
+from .values import Expected, _expected, _port
+
+
+def _close_to(
+    function: Function,
+    target: Target,
+    arguments: Sequence[Any],
+    parameters: Parameters,
+    *,
+    batched: Sequence[bool] | None = None,
+) -> tuple[Expected, Callable[[Any, Any, str, Mapping[str, Tolerance] | None], None]]:
+    """The reference's outcome for `arguments`, and a check that a result of the target is
+    within the room of that computation of an eager one (per slice of the batch, if `batched`)."""
+    __tracebackhide__ = True
+    if batched is None:
+        expected = _expected(function, arguments, parameters)
+        results = [] if expected.error else [expected.result]
+        slices = [arguments]
+    else:
+        slices = [
+            [
+                value[i] if mapped else value
+                for value, mapped in zip(arguments, batched, strict=True)
+            ]
+            for i in range(len(next(a for a, m in zip(arguments, batched, strict=True) if m)))
+        ]
+        outcomes = [_expected(function, one, parameters) for one in slices]
+        expected = next((outcome for outcome in outcomes if outcome.error), Expected(0.0))
+        results = [outcome.result for outcome in outcomes] if expected.error is None else []
+    rooms = [
+        _room(function, [to_numpy(a) for a in one], parameters, result, target.dtype)
+        for one, result in zip(slices, results, strict=False)
+    ]
+
+    def check(
+        actual: Any, eager: Any, what: str, tolerances: Mapping[str, Tolerance] | None
+    ) -> None:
+        __tracebackhide__ = True
+        room = rooms[0] if batched is None else Room(np.stack([np.asarray(r.room) for r in rooms]))
+        assert_close(actual, eager, target=target, what=what, tolerances=tolerances, room=room)
+
+    return expected, check
+
+
+def assert_compiled_matches_eager(
+    function: Function,
+    target: Target,
+    operands: Operands,
+    parameters: Parameters | None = None,
+    *,
+    compiler: str = "aot_eager",
+    tolerances: Mapping[str, Tolerance] | None = None,
+) -> None:
+    """`function` compiled as one whole graph gives the eager result (within the room of the
+    computation, as `assert_matches_reference` allows), and is compiled once for two calls with
+    different values of the same shapes and dtypes.
+
+    PyTorch: ``torch.compile(fullgraph=True)``, so any graph break is an error. The default
+    `compiler`, ``aot_eager``, traces the forward and backward graphs as inductor would but
+    skips code generation (a second instead of half a minute on a CPU); pass
+    ``compiler="inductor"`` for the real thing. Other backends compile their own way (their
+    ``compile`` in `BACKENDS`).
+    """
+    __tracebackhide__ = True
+    parameters = parameters or {}
+    compile_ = BACKENDS[target.backend].compile
+    if compile_ is None:
+        pytest.fail(f"no compiler for {target.backend}")
+    calls = [
+        [target.asarray(value) for value in operands],
+        [target.asarray(_other_values(value)) for value in operands],
+    ]
+    compiled, count, how = compile_(functools.partial(function, **parameters), compiler)
+    name = f"{how} of {function.__name__} on {target}"
+    for arguments in calls:
+        expected, check = _close_to(function, target, arguments, parameters)
+        what = f"{function.__name__} on {target}"
+        eager = functools.partial(function, *arguments, **parameters)
+        eager_result = _port(eager, function, arguments, expected, what)
+        result = _port(functools.partial(compiled, *arguments), function, arguments, expected, name)
+        if expected.error is None and result is not None and eager_result is not None:
+            check(result, eager_result, name, tolerances)
+    if count() > 1:
+        pytest.fail(
+            f"{name} compiled {count()} times for two calls with the same shapes and dtypes: a "
+            "guard failed on the second call (a changing Python value, .item(), a branch on data?)"
+        )
+
+
+def _other_values(value: NDArray[Any]) -> NDArray[Any]:
+    """New values of the same shape and dtype (integers, e.g. labels, are kept)."""
+    return np.asarray(0.5 * value + 0.25) if np.issubdtype(value.dtype, np.floating) else value
+
+
+def assert_vmap_matches_loop(
+    function: Function,
+    target: Target,
+    operands: Operands,
+    parameters: Parameters | None = None,
+    *,
+    spec: Spec | None = None,
+    tolerances: Mapping[str, Tolerance] | None = None,
+) -> None:
+    """``torch.func.vmap`` of `function` over the leading axis of the batched operands (those
+    with ``...`` in `spec`; every operand without a `spec`) equals `function` applied to each
+    slice, stacked, within the room of the computation."""
+    __tracebackhide__ = True
+    parameters = parameters or {}
+    arguments = [target.asarray(value) for value in operands]
+    batched = spec.batched if spec is not None else (True,) * len(arguments)
+    if not any(batched):
+        pytest.skip(
+            f"{function.__name__}: no operand has batch axes ('...' in its Spec) to map over"
+        )
+    expected, check = _close_to(function, target, arguments, parameters, batched=batched)
+    what = f"torch.func.vmap of {function.__name__} on {target}"
+
+    def loop() -> torch.Tensor:
+        size = len(next(a for a, m in zip(arguments, batched, strict=True) if m))
+        return torch.stack(
+            [
+                function(
+                    *[a[i] if m else a for a, m in zip(arguments, batched, strict=True)],
+                    **parameters,
+                )
+                for i in range(size)
+            ]
+        )
+
+    looped = _port(loop, function, arguments, expected, f"{function.__name__} on {target}")
+    in_dims = tuple(0 if mapped else None for mapped in batched)
+    mapped = torch.func.vmap(functools.partial(function, **parameters), in_dims=in_dims)
+    result = _port(lambda: mapped(*arguments), function, arguments, expected, what)
+    if expected.error is None and result is not None and looped is not None:
+        check(result, looped, what, tolerances)

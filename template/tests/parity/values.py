@@ -1,0 +1,183 @@
+"""Calling the function on the reference and on a target, and comparing their results."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from numpy.typing import NDArray
+
+from .backends import BACKENDS, to_numpy
+from .core import (
+    NUMERIC_WARNINGS,
+    Function,
+    Operands,
+    Parameters,
+    Tolerance,
+    _reference,
+    not_yet_implemented,
+)
+from .room import _check_type_dtype_device, _room, assert_close
+from .targets import Target
+
+
+def _names(function: Function, count: int) -> list[str]:
+    """The names of `function`'s first `count` arguments, for messages."""
+    try:
+        names = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        names = []
+    return [names[i] if i < len(names) else f"operand {i}" for i in range(count)]
+
+
+def _snapshot(values: Sequence[Any]) -> list[NDArray[Any] | None]:
+    """NumPy copies of the arrays that a call could change (None: immutable, or no data)."""
+    copies: list[NDArray[Any] | None] = []
+    for value in values:
+        if isinstance(value, np.ndarray):
+            copies.append(value.copy())
+        elif isinstance(value, torch.Tensor) and value.device.type != "meta":
+            copies.append(to_numpy(value))
+        else:
+            copies.append(None)  # JAX arrays are immutable
+    return copies
+
+
+def _assert_unchanged(
+    function: Function, before: Sequence[NDArray[Any] | None], after: Sequence[Any], who: str
+) -> None:
+    __tracebackhide__ = True
+    for name, old, value in zip(_names(function, len(after)), before, after, strict=True):
+        if old is None:
+            continue
+        new = to_numpy(value)
+        if not np.array_equal(old, new, equal_nan=True):
+            changed = np.count_nonzero(~((old == new) | (np.isnan(old) & np.isnan(new))))
+            pytest.fail(
+                f"{who} changed its operand {name} in place ({changed} of {old.size} elements): "
+                f"work on a copy (`{name} = {name} - m`, not `{name} -= m`; no out=, no `_` "
+                "methods)"
+            )
+
+
+def _shapes(function: Function, arguments: Sequence[Any]) -> str:
+    names = _names(function, len(arguments))
+    return ", ".join(f"{n} {tuple(np.shape(a))}" for n, a in zip(names, arguments, strict=True))
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The reference's outcome for one call: its result, or the error it raised."""
+
+    result: Any = None
+    error: Exception | None = None
+
+
+def _expected(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Expected:
+    """The reference on float64 copies of `arguments` (any backend), checked to leave them alone."""
+    __tracebackhide__ = True
+    inputs = [to_numpy(argument) for argument in arguments]
+    before = _snapshot(inputs)
+    try:
+        result = _reference(function, inputs, parameters)
+    except Exception as error:  # any error of the reference is part of the spec
+        if not_yet_implemented(error):
+            raise
+        return Expected(error=error)
+    finally:
+        _assert_unchanged(function, before, inputs, f"the NumPy reference {function.__name__}")
+    return Expected(result)
+
+
+def _port(
+    call: Callable[[], Any],
+    function: Function,
+    arguments: Sequence[Any],
+    expected: Expected,
+    what: str,
+) -> Any:
+    """`call()`, the target's computation, which must raise if and only if the reference raises,
+    and leave `arguments` alone. Returns its result, or None where it raised as it may."""
+    __tracebackhide__ = True
+    before = _snapshot(arguments)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NUMERIC_WARNINGS)
+            result = call()
+    except Exception as error:
+        if not_yet_implemented(error):
+            raise  # conftest reports it as XFAIL
+        if expected.error is not None:
+            return None  # both raise: which exception is each backend's own choice
+        shape = tuple(np.shape(to_numpy(expected.result)))
+        if 0 in shape:
+            return None  # no element to disagree on: raising is as good as an empty result
+        name = function.__name__
+        msg = (
+            f"{what} raised {type(error).__name__}: {error}\nwhere the NumPy reference returns a "
+            f"result of shape {shape}, for {_shapes(function, arguments)}. If such inputs are "
+            f"outside what {name} should accept, make the reference refuse them too (raise "
+            f"ValueError in _{name}_numpy), or keep the tests away from them with the test's "
+            "SPEC: a larger min_dims, or the shapes, sides and values it allows."
+        )
+        raise pytest.fail.Exception(msg) from error
+    _assert_unchanged(function, before, arguments, what)
+    if expected.error is not None and 0 not in np.shape(result):
+        refusal = expected.error
+        pytest.fail(
+            f"{what} returned a result of shape {tuple(np.shape(result))} where the NumPy "
+            f"reference raises {type(refusal).__name__}: {refusal} (for "
+            f"{_shapes(function, arguments)})"
+        )
+    return result
+
+
+def assert_matches_reference(
+    function: Function,
+    target: Target,
+    operands: Operands,
+    parameters: Parameters | None = None,
+    *,
+    tolerances: Mapping[str, Tolerance] | None = None,
+) -> None:
+    """`function` on `target` matches `function` on float64 NumPy copies of the same operands.
+
+    The operands are converted to the target first, so the reference sees exactly the values
+    the target sees (rounded to its dtype), computed in float64; see the module docstring for
+    the tolerance and for a raising reference.
+    """
+    __tracebackhide__ = True
+    parameters = parameters or {}
+    arguments = [target.asarray(value) for value in operands]
+    expected = _expected(function, arguments, parameters)
+    what = f"{function.__name__} on {target}"
+    call = functools.partial(BACKENDS[target.backend].call, function, arguments, parameters)
+    actual = _port(call, function, arguments, expected, what)
+    if expected.error is None and actual is not None:
+        inputs = [to_numpy(argument) for argument in arguments]
+        room = _room(function, inputs, parameters, expected.result, target.dtype)
+        assert_close(
+            actual, expected.result, target=target, what=what, tolerances=tolerances, room=room
+        )
+
+
+def assert_keeps_type_dtype_device(
+    function: Function, target: Target, operands: Operands, parameters: Parameters | None = None
+) -> None:
+    """`function` on `target` returns the target's array type, dtype and device, and the
+    reference's shape; values are not compared (on the ``meta`` device there are none)."""
+    __tracebackhide__ = True
+    parameters = parameters or {}
+    expected = _expected(function, list(operands), parameters)
+    arguments = [target.asarray(value) for value in operands]
+    what = f"{function.__name__} on {target}"
+    actual = _port(lambda: function(*arguments, **parameters), function, arguments, expected, what)
+    if expected.error is None and actual is not None:
+        _check_type_dtype_device(actual, np.shape(expected.result), target=target, what=what)

@@ -1,0 +1,17 @@
+"""Test code stays readable in one sitting: no module of the template's tests or of a generated
+repo's tests (their helpers, such as the parity harness, included) is longer than 300 lines."""
+
+from __future__ import annotations
+
+from tests.render import ROOT
+
+MAX_LINES = 300
+
+
+def test_no_test_module_is_longer_than_300_lines() -> None:
+    modules = [*(ROOT / "tests").rglob("*.py"), *(ROOT / "template" / "tests").rglob("*.py")]
+    lengths = {
+        path.relative_to(ROOT).as_posix(): len(path.read_text(encoding="utf-8").splitlines()) for path in modules
+    }
+    assert len(lengths) > 40  # both folders were found
+    assert {name: count for name, count in lengths.items() if count > MAX_LINES} == {}
