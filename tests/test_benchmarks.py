@@ -47,7 +47,7 @@ def test_dispatch(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("jax")
     # split-jax: the implementations live in their own modules, JAX's imported on its first call.
-    options = ["--calls", "2000", "--rounds", "21", "--combinations", "split-jax"]
+    options = ["--calls", "2000", "--rounds", "21", "--processes", "2", "--combinations", "split-jax"]
     results = benchmark(tmp_path / "results", "--sections", "dispatch", *options)
     reports = results["dispatch"]["split-jax"]
     assert set(reports) == {"softmax", "cross_entropy"}
@@ -60,6 +60,7 @@ def test_dispatch(tmp_path: Path) -> None:
             # the benchmark's to judge, not this test's.
             assert -1_000 < stubbed["difference_ns"] < 50_000
             assert real["direct_ns"] > stubbed["direct_ns"]  # a real softmax costs more than a stub
+            assert entry["processes"] == 2
     names = [target["name"] for target in results["targets"]]
     assert names == [
         "dispatch overhead, one operand (`softmax`, worst case)",
