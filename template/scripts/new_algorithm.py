@@ -4,11 +4,11 @@
         --param 'scale: float | None = None'
 
 The operands (here q, k and v; by default one, x) are the array arguments, each with its axes
-after a colon if it has any of its own (see `Spec` in tests/parity/inputs.py: "..." for batch axes, then
-a letter per axis, the same size wherever it repeats; "..." alone when omitted). Each `--param`
-is a plain Python value with a type and a default; its test draws it from a range that suits its
-name and type (see `Parameter.strategy`). This creates `attention` in the package, laid out
-as `softmax` is (the public `attention`, then one private implementation per backend:
+after a colon if it has any of its own (see `Spec` in tests/parity/inputs.py: "..." for batch
+axes, then a letter per axis, the same size wherever it repeats; "..." alone when omitted). Each
+`--param` is a plain Python value with a type and a default; its test draws it from a range that
+suits its name and type (see `Parameter.strategy`). This creates `attention` in the package,
+laid out as `softmax` is (the public `attention`, then one private implementation per backend:
 `_attention_numpy`, the reference, and the ports), tests/test_attention.py, and exports
 `attention` from the package. The implementations are stubs that raise the package's
 `NotYetImplemented`, so the new tests report "not implemented yet" (as expected failures) until
