@@ -113,19 +113,9 @@ from .core import (
     Tolerance,
     not_yet_implemented,
 )
+from .fixed import edge_operands, edge_shapes, sized_operands, sized_shapes
 from .gradients import assert_gradient_matches_reference
-from .inputs import (
-    Spec,
-    arrays,
-    edge_operands,
-    edge_shapes,
-    labels,
-    log_uniform,
-    operands,
-    shapes,
-    sized_operands,
-    sized_shapes,
-)
+from .inputs import Spec, arrays, labels, log_uniform, operands, shapes
 from .refusals import ArrayLike, assert_rejects_unsupported
 from .room import assert_close
 from .targets import Target, missing_backend, missing_device, over, targets

@@ -175,20 +175,37 @@ def arrays(
     dtype), within `values` where it bounds them. Huge means up to 1e4 in magnitude (exp overflows
     from 89 in float32 and 710 in float64), but at most 1/sqrt(eps) of the dtype, beyond which the
     product of two values has no digit left for a difference of 1 (float16: 32, bfloat16: 11).
+    Such an array also holds the largest and the lowest value allowed (one of them if it has one
+    element): hypothesis fills most of an array with one value, which is beyond exp's overflow in
+    1 array in 4 only.
     """
     low, high = _resolve(values)
     elements = [st.floats(low, high)]
-    if extremes:
-        limits = torch.finfo(getattr(torch, target.dtype))
-        huge, tiny = min(1e4, float(limits.eps) ** -0.5), 1e3 * float(limits.tiny)
-        lowest = -np.inf if values[0] is None else values[0]
-        highest = np.inf if values[1] is None else values[1]
-        elements += [
-            st.floats(max(lowest, -bound), min(highest, bound))
-            for bound in (huge, tiny)
-            if max(lowest, -bound) <= min(highest, bound)
-        ]
-    return hnp.arrays(np.float64, shape, elements=st.one_of(elements))
+    if not extremes:
+        return hnp.arrays(np.float64, shape, elements=elements[0])
+    limits = torch.finfo(getattr(torch, target.dtype))
+    huge, tiny = min(1e4, float(limits.eps) ** -0.5), 1e3 * float(limits.tiny)
+    lowest = -np.inf if values[0] is None else values[0]
+    highest = np.inf if values[1] is None else values[1]
+    elements += [
+        st.floats(max(lowest, -bound), min(highest, bound))
+        for bound in (huge, tiny)
+        if max(lowest, -bound) <= min(highest, bound)
+    ]
+    drawn = hnp.arrays(np.float64, shape, elements=st.one_of(elements))
+    size = int(np.prod(shape))
+    edges = [max(lowest, -huge), min(highest, huge)]
+    if size == 0:
+        return drawn
+    return st.tuples(drawn, st.integers(0, size - 1), st.permutations(edges)).map(_put)
+
+
+def _put(drawn: tuple[NDArray[np.float64], int, list[float]]) -> NDArray[np.float64]:
+    """The array with the edges from the flat index on (as many as it has room for)."""
+    array, index, edges = drawn
+    for offset, value in enumerate(edges[: array.size]):
+        array.flat[(index + offset) % array.size] = value
+    return array
 
 
 def _resolve(values: tuple[float | None, float | None]) -> tuple[float, float]:
@@ -227,62 +244,3 @@ def labels(shape: tuple[int, ...], classes: int) -> st.SearchStrategy[NDArray[np
 def log_uniform(low: float, high: float) -> st.SearchStrategy[float]:
     """Positive numbers from `low` to `high`, as many per decade: ``eps``, ``temperature``."""
     return st.floats(np.log10(low), np.log10(high)).map(lambda exponent: float(10.0**exponent))
-
-
-def _fill(spec: Spec, name: str) -> float:
-    """A value `name` may take: 1 where its range allows it, else the middle of its range."""
-    low, high = _resolve(spec.value_range(name))
-    return 1.0 if low <= 1.0 <= high else (low + high) / 2
-
-
-def edge_operands(spec: Spec, case: str) -> tuple[NDArray[np.float64], ...]:
-    """Fixed operands for an edge case: "smallest" (each letter at its smallest size, the fewest
-    batch axes of size 1: 0-d operands where `min_dims` is 0) or "empty" (every side 0)."""
-    found = edge_shapes(spec)[case]
-    return tuple(np.full(found[name], _fill(spec, name)) for name in spec.shapes)
-
-
-def edge_shapes(
-    spec: Spec | Mapping[str, str], *, min_dims: int | None = None
-) -> dict[str, dict[str, tuple[int, ...]]]:
-    """The shapes of `edge_operands`, by case, then by operand."""
-    spec = _as_spec(spec, min_dims)
-    smallest: dict[str, int] = {}
-    for letter in spec.order():
-        smallest[letter] = spec.bounds(letter, smallest, 1)[0]
-    return {
-        "smallest": spec.build((1,) * spec.min_dims, smallest),
-        "empty": spec.build((0,) * max(spec.min_dims, 1), dict.fromkeys(spec.letters, 0)),
-    }
-
-
-def sized_operands(
-    spec: Spec, size: int, *, min_dims: int | None = None, seed: int = 0
-) -> tuple[NDArray[np.float64], ...]:
-    """Fixed random operands with about `size` elements in the largest (for benchmarks and the
-    fixed-input tests): standard normal values, or uniform within a declared range."""
-    spec = _as_spec(spec, min_dims)
-    found = sized_shapes(spec, size)
-    rng = np.random.default_rng(seed)
-    drawn = []
-    for name in spec.shapes:
-        if name in spec.values:
-            drawn.append(rng.uniform(*_resolve(spec.value_range(name)), size=found[name]))
-        else:
-            drawn.append(rng.normal(size=found[name]))
-    return tuple(drawn)
-
-
-def sized_shapes(
-    spec: Spec | Mapping[str, str], size: int, *, min_dims: int | None = None
-) -> dict[str, tuple[int, ...]]:
-    """The shapes of `sized_operands`: two axes or more, every side about the same."""
-    spec = _as_spec(spec, min_dims)
-    longest = max(len(dims.removeprefix("...")) for dims in spec.shapes.values())
-    count = max(spec.min_dims, 2 - longest)
-    side = max(1, round(size ** (1 / (count + longest))))
-    sides: dict[str, int] = {}
-    for letter in spec.order():
-        low, high = spec.bounds(letter, sides, side)
-        sides[letter] = max(low, min(high, side))
-    return spec.build((side,) * count, sides)
