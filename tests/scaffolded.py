@@ -29,8 +29,7 @@ IMPLEMENTATIONS = {
     scores = q @ np.swapaxes(k, -1, -2) * (d**-0.5 if scale is None else scale)
     scores = scores - scores.max(axis=-1, keepdims=True)  # every exponent <= 0
     weights = np.exp(scores)
-    result: NDArray[np.floating] = weights / weights.sum(axis=-1, keepdims=True) @ v
-    return result""",
+    return weights / weights.sum(axis=-1, keepdims=True) @ v""",
         "pytorch": """d = q.shape[-1]
     scores = q @ k.transpose(-1, -2) * (d**-0.5 if scale is None else scale)
     scores = scores - scores.amax(dim=-1, keepdim=True)
@@ -47,8 +46,7 @@ IMPLEMENTATIONS = {
     "logsumexp": {
         "numpy": """m = x.max(axis=axis, keepdims=True)
     total = np.log(np.exp(x - m).sum(axis=axis, keepdims=True)) + m
-    result: NDArray[np.floating] = np.squeeze(total, axis=axis)
-    return result""",
+    return np.squeeze(total, axis=axis)""",
         "pytorch": """m = x.amax(dim=axis, keepdim=True)
     return ((x - m).exp().sum(dim=axis, keepdim=True).log() + m).squeeze(axis)""",
         "jax": """import jax.numpy as jnp
@@ -59,7 +57,7 @@ IMPLEMENTATIONS = {
     "huber": {
         "numpy": """residual = np.abs(prediction - target)
     losses = np.where(residual <= delta, 0.5 * residual**2, delta * (residual - 0.5 * delta))
-    return np.asarray(losses.mean())""",
+    return np.asarray(losses.mean())  # an array, as every backend returns, not a NumPy scalar""",
         "pytorch": """residual = (prediction - target).abs()
     losses = torch.where(residual <= delta, 0.5 * residual**2, delta * (residual - 0.5 * delta))
     return losses.mean()""",
