@@ -31,7 +31,10 @@ def running_cookiecutter() -> str:
 
 
 def cookiecutter_too_old() -> str | None:
-    """Why the running cookiecutter cannot render this template, or None."""
+    """Why the running cookiecutter cannot render this template, or None. From 2.2.0 on,
+    cookiecutter passes `_repo_dir`: looking up the version (50 ms) is left to older ones."""
+    if "_repo_dir" in CONTEXT:
+        return None
     found = tuple(int(part) for part in re.findall(r"\d+", running_cookiecutter())[:3])
     if found >= OLDEST_COOKIECUTTER:
         return None
@@ -99,7 +102,8 @@ def refusals(repo_dir: Path, answers: dict[str, object], previous: dict[str, obj
     the repo being updated, if this is an update."""
     import yaml  # here, after the version check: cookiecutter 1.x does not install PyYAML
 
-    questions = yaml.safe_load((repo_dir / "copier.yml").read_text(encoding="utf-8"))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # PyYAML's C parser, where built
+    questions = yaml.load((repo_dir / "copier.yml").read_text(encoding="utf-8"), Loader=loader)
     env = SandboxedEnvironment(loader=FileSystemLoader(repo_dir))
     env.filters.update(regex_search=regex_search, regex_replace=regex_replace)
     messages = []
