@@ -191,9 +191,9 @@ def _probe_each(what: str, generated: dict[Combination, Path], options: list[str
 
 def median_process(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Per combination, function and backend, the figures of the process whose dispatch cost is
-    the median. One process can be slower than the next throughout (where its code and data
-    landed in memory: 70 ns against 120 ns here for the same NumPy dispatch), so one process is
-    one sample."""
+    the median. One process can be slower than the next throughout (this machine runs everything
+    1.5x slower for minutes at a time: a stub call 30 ns, then 45-50 ns), so one process is one
+    sample."""
     chosen: dict[str, Any] = {}
     for combination, functions in runs[0].items():
         chosen[combination] = {}
