@@ -8,6 +8,7 @@ that holds ``{%`` (a condition, a loop, an include), as ``grep -r '{%' template 
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import tomllib
 
@@ -73,3 +74,20 @@ def test_generated_ruff_checks_line_length(rendered: Render) -> None:
     ruff = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]
     assert "E501" in ruff["lint"]["extend-select"]
     assert '"format", "--quiet"' in (repo / "scripts" / "new_algorithm.py").read_text(encoding="utf-8")
+
+
+def test_cookiecutter_copies_exactly_the_files_without_jinja() -> None:
+    """cookiecutter copies `_copy_without_render` files as they are, where copier renders them:
+    only files without Jinja may be there, else the engines' outputs part. And every such file
+    with a plain name is there, since compiling it as a template costs the render time (a
+    conditional name must be rendered, so those stay out)."""
+    copied = COOKIECUTTER_JSON["_copy_without_render"]
+    for path in sorted(TEMPLATE.rglob("*")):
+        name = path.relative_to(TEMPLATE).as_posix()
+        if not path.is_file():
+            continue
+        is_copied = any(fnmatch.fnmatch(name, pattern) for pattern in copied)
+        has_jinja = bool(TAG.search(path.read_text(encoding="utf-8", errors="replace")))
+        assert not (is_copied and has_jinja), f"{name} has Jinja: take it out of _copy_without_render"
+        plain_name = "{%" not in name
+        assert is_copied or has_jinja or not plain_name, f"{name} has no Jinja: add it to _copy_without_render"
