@@ -29,9 +29,11 @@ from typing import Any
 import numpy as np
 
 # Public function -> how many array operands it takes.
-FUNCTIONS = {"softmax": 1, "cross_entropy": 2}
-# Backend -> the suffix of its private implementation's name (`_softmax_pytorch`).
+FUNCTIONS = {"softmax": 1, "cross_entropy": 2, "log_softmax": 1}
+# Backend -> the suffix of its private implementation's name (`_softmax_pytorch`); an Array API
+# function (log_softmax) sends every array but NumPy's to `_<name>_array_api`.
 SUFFIXES = {"numpy": "numpy", "torch": "pytorch", "jax": "jax"}
+SHARED = frozenset({"log_softmax"})
 SHAPE = (8, 10)  # a small batch: 8 rows of 10 classes
 
 AnyFunction = Callable[..., Any]
@@ -131,7 +133,8 @@ def measure_dispatch(package: str, function: str, backend: str, calls: int, roun
     public: AnyFunction = getattr(importlib.import_module(package), function)
     arguments = operands(backend, FUNCTIONS[function])
     public(*arguments)  # imports what the backend's first call imports (JAX's implementation)
-    with replaced(package, f"_{function}_{SUFFIXES[backend]}", stub) as private:
+    suffix = "array_api" if function in SHARED and backend != "numpy" else SUFFIXES[backend]
+    with replaced(package, f"_{function}_{suffix}", stub) as private:
         if public(*arguments) is not arguments[0]:
             raise AssertionError(f"{function} did not call the stub: the measurement would be wrong")
         dispatch = paired(*timers(public, stub, arguments), number=calls, rounds=rounds)

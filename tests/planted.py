@@ -27,7 +27,7 @@ class Bug:
 
     name: str
     algorithm: str
-    backend: str  # numpy, pytorch or jax
+    backend: str  # numpy, pytorch, jax, or array_api (a shared implementation)
     old: str
     new: str
     caught_by: str = "test_"  # the generated test that fails first (a prefix of its name)
@@ -188,3 +188,42 @@ def run_seeds(
                 raise RuntimeError(msg)
             found[int(seed)] = first_failures(junit)
     return found
+
+
+#: Bugs in the second style (scripts/new_algorithm.py --array-api): the shared implementation of
+#: the scaffolded `log_mean_exp`, run on every Array API library (tests/scaffolded.py).
+ARRAY_API_BUGS = [
+    Bug(
+        "scaffolded-array-api-wrong-axis",
+        "log_mean_exp",
+        "array_api",
+        "xp.mean(xp.exp(x - m), axis=axis, keepdims=True)",
+        "xp.mean(xp.exp(x - m), axis=-1, keepdims=True)",
+        caught_by="test_matches_reference",
+    ),
+    Bug(
+        "scaffolded-array-api-missing-stabilisation",  # exp overflows for large values
+        "log_mean_exp",
+        "array_api",
+        "m = xp.max(x, axis=axis, keepdims=True)",
+        "m = xp.zeros_like(xp.max(x, axis=axis, keepdims=True))",
+        caught_by="test_matches_reference",
+    ),
+    Bug(
+        "scaffolded-array-api-numpy-call",  # NumPy's exp: not the standard, not every library's
+        "log_mean_exp",
+        "array_api",
+        "xp.mean(xp.exp(x - m), axis=axis, keepdims=True)",
+        "xp.mean(np.exp(x - m), axis=axis, keepdims=True)",
+        caught_by="test_matches_reference",
+    ),
+    Bug(
+        "scaffolded-array-api-silent-downcast",
+        "log_mean_exp",
+        "array_api",
+        "return xp.squeeze(xp.log(mean) + m, axis=axis)",
+        "return xp.astype(xp.squeeze(xp.log(mean) + m, axis=axis), xp.float32)",
+        caught_by="test_matches_reference",
+        says="expected float64",
+    ),
+]

@@ -3,7 +3,8 @@ researcher would: what the scaffold's and the planted-bug tests share.
 
 `attention(q, k, v, scale)` has three operands with related shapes and an optional parameter;
 `logsumexp(x, axis)` one operand and an axis; `huber(prediction, target, delta)` two operands of
-one shape (the scaffold's default), 0-d included, and a float parameter. Their implementations
+one shape (the scaffold's default), 0-d included, and a float parameter; `log_mean_exp(x, axis)`
+the second style (--array-api): the reference and one shared implementation. Their implementations
 replace the stubs' bodies; attention's operands are scaffolded with their axes (q:...ld k:...sd v:...se).
 """
 
@@ -21,6 +22,7 @@ COMMANDS = {
     "attention": ["attention", "q:...ld", "k:...sd", "v:...se", "--param", "scale: float | None = None"],
     "logsumexp": ["logsumexp", "x", "--param", "axis: int = -1"],
     "huber": ["huber", "prediction", "target", "--param", "delta: float = 1.0"],
+    "log_mean_exp": ["log_mean_exp", "x", "--param", "axis: int = -1", "--array-api"],
 }
 BACKENDS = ("numpy", "pytorch", "jax")
 IMPLEMENTATIONS = {
@@ -53,6 +55,15 @@ IMPLEMENTATIONS = {
 
     m = jnp.max(x, axis=axis, keepdims=True)
     return jnp.squeeze(jnp.log(jnp.sum(jnp.exp(x - m), axis=axis, keepdims=True)) + m, axis)""",
+    },
+    "log_mean_exp": {
+        "numpy": """m = x.max(axis=axis, keepdims=True)  # every exponent <= 0
+    mean = np.exp(x - m).mean(axis=axis, keepdims=True)
+    return np.squeeze(np.log(mean) + m, axis=axis)""",
+        "array_api": """xp = array_namespace(x)
+    m = xp.max(x, axis=axis, keepdims=True)
+    mean = xp.mean(xp.exp(x - m), axis=axis, keepdims=True)
+    return xp.squeeze(xp.log(mean) + m, axis=axis)""",
     },
     "huber": {
         "numpy": """residual = np.abs(prediction - target)
@@ -103,8 +114,11 @@ def write_body(path: Path, function: str, body: str) -> None:
     path.write_text("\n".join([*lines[:start], body, *lines[node.end_lineno :]]) + "\n", encoding="utf-8")
 
 
-def implement(repo: Path, combination: Combination, algorithm: str, backends: tuple[str, ...] = BACKENDS) -> None:
-    """Write the stubs of a scaffolded `algorithm` for `backends` (those the combination has)."""
-    for backend in [backend for backend in BACKENDS[: 3 if combination.jax else 2] if backend in backends]:
+def implement(repo: Path, combination: Combination, algorithm: str, backends: tuple[str, ...] | None = None) -> None:
+    """Write the stubs of a scaffolded `algorithm` for `backends` (default: all it has, those of
+    the combination, or the reference and the shared implementation)."""
+    shared = "array_api" in IMPLEMENTATIONS[algorithm]
+    has = ("numpy", "array_api") if shared else BACKENDS[: 3 if combination.jax else 2]
+    for backend in [backend for backend in has if backends is None or backend in backends]:
         body = "    " + IMPLEMENTATIONS[algorithm][backend]
         write_body(source(repo, combination, algorithm, backend), f"_{algorithm}_{backend}", body)

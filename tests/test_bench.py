@@ -25,7 +25,7 @@ from tests.render import BIN, COMBINATIONS, ROOT, Combination, Render
 from tests.scaffolded import PACKAGE, implement, scaffold, source, write_body
 from tests.test_generated_repo import run_in
 
-FUNCTIONS = ["cross_entropy", "logsumexp", "softmax"]  # the package's __all__ once scaffolded
+FUNCTIONS = ["cross_entropy", "log_softmax", "logsumexp", "softmax"]  # the package's __all__ once scaffolded
 TINY = ["--sizes", "64,256", "--min-run-time", "0.01", "--threads", "1"]
 NUMBERS = ["median_s", "q1_s", "q3_s", "first_call_s", "speedup"]
 
@@ -72,8 +72,9 @@ def test_times_every_function_and_backend(repo: Path, combination: Combination) 
         backends |= {("jax", "eager"), ("jax", "compiled")}
     for function in FUNCTIONS:
         rows = [row for row in results["rows"] if row["function"] == function]
+        shared = {("numpy_shared", "eager")} if function == "log_softmax" else set()  # on NumPy's arrays too
         assert {(row["backend"], row["mode"], row["size"]) for row in rows} == {
-            (backend, mode, size) for backend, mode in backends for size in (64, 256)
+            (backend, mode, size) for backend, mode in backends | shared for size in (64, 256)
         }
         assert all(row["device"] == "cpu" for row in rows)
     for row in results["rows"]:
@@ -88,7 +89,7 @@ def test_times_every_function_and_backend(repo: Path, combination: Combination) 
     # The plot is a real PNG of the size stated: per function, time above speedup over NumPy.
     plot = results["plot"]
     assert png_size(out / plot["file"]) == (plot["width"], plot["height"])
-    assert (plot["width"], plot["height"]) == (3 * 480, 2 * 360)
+    assert (plot["width"], plot["height"]) == (3 * 480, 4 * 360)  # 4 functions: 3 columns, 2 rows
     machine = results["machine"]
     for what in ("float32 on cpu", f"torch {machine['versions']['torch']}", machine["cpu"]):
         assert what in plot["title"], plot["title"]
@@ -140,7 +141,7 @@ def test_stubs_are_left_out_with_the_reason(repo: Path) -> None:
     cheap = ["--backend", "torch", "--sizes", "64", "--min-run-time", "0.01", "--threads", "1"]
     bench(repo, *cheap)
     results = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
-    assert results["functions"] == ["cross_entropy", "softmax"]
+    assert results["functions"] == ["cross_entropy", "log_softmax", "softmax"]
     assert results["skipped"] == {"logsumexp": "not implemented yet: write _logsumexp_numpy, the NumPy reference"}
     # The reference written, the port not yet: the reference is timed, the port left out.
     implement(repo, Combination("split", jax=False), "logsumexp", ("numpy",))
@@ -211,15 +212,15 @@ def test_template_benchmark_records_the_session_wall_time(tmp_path: Path) -> Non
     run_in(ROOT, *command, *options)
     results = json.loads(output.with_suffix(".json").read_text(encoding="utf-8"))
     run = results["bench"]["single"]
-    assert run["functions"] == ["cross_entropy", "softmax"]
-    assert run["rows"] == 2 * 3 * 4  # functions x (NumPy, PyTorch eager and compiled) x sizes
+    assert run["functions"] == ["cross_entropy", "log_softmax", "softmax"]
+    assert run["rows"] == (3 + 4 + 3) * 4  # NumPy, PyTorch eager and compiled (+ numpy_shared) x sizes
     assert 0 < run["timing_seconds"] < run["cold_seconds"]
     assert run["warm_seconds"] is None
     (target,) = results["targets"]
     assert target["name"].startswith("`nox -s bench`, quick profile")
     assert target["measured"] == run["cold_seconds"]
     report = output.with_suffix(".md").read_text(encoding="utf-8")
-    assert "| single | cross_entropy, softmax | 24 |" in report
+    assert "| single | cross_entropy, log_softmax, softmax | 40 |" in report
     assert f"Target: {target['name']}: {target['verdict']}." in report
 
 

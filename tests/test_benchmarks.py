@@ -50,7 +50,7 @@ def test_dispatch(tmp_path: Path) -> None:
     options = ["--calls", "2000", "--rounds", "21", "--processes", "2", "--combinations", "split-jax"]
     results = benchmark(tmp_path / "results", "--sections", "dispatch", *options)
     reports = results["dispatch"]["split-jax"]
-    assert set(reports) == {"softmax", "cross_entropy"}
+    assert set(reports) == {"softmax", "cross_entropy", "log_softmax"}
     for function, by_backend in reports.items():
         assert set(by_backend) == {"numpy", "torch", "jax"}, function
         for entry in by_backend.values():

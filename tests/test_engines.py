@@ -50,6 +50,6 @@ def test_identical_file_modes(rendered: Render, combination: Combination) -> Non
 def test_the_layout_decides_the_files(rendered: Render, combination: Combination) -> None:
     """No leftovers of the other layout (an empty folder would shadow a module of the same name)."""
     package = rendered("copier", combination) / "src" / "my_research_project"
-    for algorithm in ("softmax", "cross_entropy"):
+    for algorithm in ("softmax", "cross_entropy", "log_softmax"):
         assert (package / f"{algorithm}.py").is_file() == (combination.layout == "single")
         assert (package / algorithm).is_dir() == (combination.layout == "split")

@@ -27,7 +27,7 @@ from tests.scaffolded import COMMANDS
 from tests.torch_index import TORCH_INDEX_HOST, resolves
 
 PACKAGE = "my_research_project"  # from the default answers
-ALGORITHMS = ("softmax", "cross_entropy")
+ALGORITHMS = ("softmax", "cross_entropy", "log_softmax")
 
 
 def environment(repo: Path) -> dict[str, str]:

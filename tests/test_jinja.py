@@ -21,8 +21,10 @@ STATEMENT = re.compile(r"\{%")
 CODE = ("src", "tests", "scripts", "examples")
 #: Ceilings. The code's tag-lines are the count reached (from 145): lower it when a change lowers
 #: the count. What is left there is code that JAX or the layout changes (an import, the worked
-#: examples' pieces included in each layout), and the package's name where code imports it.
-CODE_BUDGET = 41
+#: examples' pieces included in each layout), and the package's name where code imports it. The
+#: Array API example (log_softmax) added 16: its pieces in both layouts, and its import in the
+#: package's __init__.py, which an update leaves out (41 before).
+CODE_BUDGET = 57
 #: Statement lines in the whole template (73 reached): README, CITATION.cff, workflows and
 #: pyproject.toml keep their own conditions, one per chunk that differs.
 STATEMENT_BUDGET = 100

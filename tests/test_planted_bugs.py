@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.planted import Bug, Round, rounds, run_round
+from tests.planted import ARRAY_API_BUGS, Bug, Round, rounds, run_round
 from tests.render import Combination, Render
 from tests.scaffolded import COMMANDS, implement, scaffold
 
@@ -228,8 +228,8 @@ SCAFFOLDED_JAX_BUGS = [
         caught_by="test_matches_reference",
     ),
 ]
-SINGLE_BUGS = TORCH_BUGS + SCAFFOLDED_BUGS
-SPLIT_JAX_BUGS = TORCH_BUGS + JAX_BUGS + SCAFFOLDED_BUGS + SCAFFOLDED_JAX_BUGS
+SINGLE_BUGS = TORCH_BUGS + SCAFFOLDED_BUGS + ARRAY_API_BUGS
+SPLIT_JAX_BUGS = TORCH_BUGS + JAX_BUGS + SCAFFOLDED_BUGS + SCAFFOLDED_JAX_BUGS + ARRAY_API_BUGS
 ALGORITHMS = ["softmax", "cross_entropy", *COMMANDS]
 
 

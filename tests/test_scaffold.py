@@ -80,8 +80,8 @@ def test_refuses_bad_signatures_writing_nothing(
 @pytest.mark.parametrize(
     ("exports", "edited"),
     [
-        ('__all__ = [\n    "cross_entropy",\n    "softmax",  # the worked example\n]\n', False),
-        ('__all__ = [\n    "cross_entropy",\n    "softmax",\n]\n', True),
+        ('__all__ = [\n    "cross_entropy",\n    "log_softmax",\n    "softmax",  # the worked example\n]\n', False),
+        ('__all__ = [\n    "cross_entropy",\n    "log_softmax",\n    "softmax",\n]\n', True),
     ],
     ids=["commented", "one-per-line"],
 )
@@ -92,14 +92,14 @@ def test_export_keeps_every_line_of_the_user_s_init(
     leaves `__init__.py` as it is and says what to add by hand."""
     repo = Path(shutil.copytree(rendered("cookiecutter", SPLIT_JAX), tmp_path / "repo"))
     init = repo / "src" / PACKAGE / "__init__.py"
-    text = init.read_text(encoding="utf-8").replace('__all__ = ["cross_entropy", "softmax"]\n', exports)
+    text = init.read_text(encoding="utf-8").replace('__all__ = ["cross_entropy", "log_softmax", "softmax"]\n', exports)
     init.write_text(text, encoding="utf-8")
     result = new_algorithm(repo, "huber", "prediction", "target")
 
     assert result.returncode == 0, result.stderr
     assert (repo / "tests" / "test_huber.py").is_file()
     if edited:
-        assert '__all__ = ["cross_entropy", "huber", "softmax"]\n' in init.read_text(encoding="utf-8")
+        assert '__all__ = ["cross_entropy", "huber", "log_softmax", "softmax"]\n' in init.read_text(encoding="utf-8")
     else:
         assert init.read_text(encoding="utf-8") == text
         assert 'add `from .huber import huber` and "huber" to its __all__ yourself' in result.stderr
@@ -120,6 +120,16 @@ def defined_functions(paths: list[Path]) -> list[str]:
     )
 
 
+def shared(algorithm: str) -> bool:
+    """Whether the scaffolded `algorithm` has one shared (Array API) implementation."""
+    return "--array-api" in COMMANDS[algorithm]
+
+
+def implementations(algorithm: str, backends: list[str]) -> list[str]:
+    """The private functions of `algorithm` after ``_<name>_``: the reference first."""
+    return ["numpy", "array_api"] if shared(algorithm) else backends
+
+
 def module_files(repo: Path, combination: Combination, algorithm: str) -> list[Path]:
     source = repo / "src" / PACKAGE
     if combination.layout == "single":
@@ -135,17 +145,22 @@ def test_scaffolds_any_signature(repo: Path, combination: Combination, mypy_cach
         assert f"exported {algorithm} from src/{PACKAGE}/__init__.py" in created
 
     # The shape of the worked examples: the same files, the same functions (one overload per
-    # backend), a floating-point array of one backend in each branch of the dispatch.
+    # backend), a floating-point array of one backend in each branch of the dispatch; with
+    # --array-api, log_softmax's: the reference and the shared implementation.
     backends = ["numpy", "pytorch", *(["jax"] if combination.jax else [])]
     for algorithm in COMMANDS:
+        ports = implementations(algorithm, backends)
         files = module_files(repo, combination, algorithm)
-        example = module_files(repo, combination, "softmax")
-        assert [path.name.replace(algorithm, "softmax") for path in files] == [path.name for path in example]
-        expected = [algorithm] * (len(backends) + 1) + [f"_{algorithm}_{backend}" for backend in backends]
+        model = "log_softmax" if shared(algorithm) else "softmax"
+        example = module_files(repo, combination, model)
+        assert [path.name.replace(algorithm, model) for path in files] == [path.name for path in example]
+        expected = [algorithm] * (len(backends) + 1) + [f"_{algorithm}_{backend}" for backend in ports]
         assert defined_functions(files) == sorted(expected)
         text = "".join(path.read_text(encoding="utf-8") for path in files)
         first = COMMANDS[algorithm][1].partition(":")[0]
         assert f'isinstance({first}, ndarray) and {first}.dtype.kind == "f"' in " ".join(text.split())
+        if shared(algorithm):
+            assert f"if array_api_floats({first}):" in text
         assert f"raise dispatch_error({algorithm}, " in text
     api = "".join(path.read_text(encoding="utf-8") for path in module_files(repo, combination, "attention"))
     assert "def attention(q: Array, k: Array, v: Array, scale: float | None = None) -> Array:" in api
@@ -178,13 +193,13 @@ def test_scaffolds_any_signature(repo: Path, combination: Combination, mypy_cach
         assert "xfailed" in summary, result.stdout
         assert not re.search(r"\d+ (failed|error)", summary), result.stdout
         for algorithm in COMMANDS:
-            for backend in still_stubs:
+            for backend in still_stubs if still_stubs == ["numpy"] else implementations(algorithm, backends)[1:]:
                 assert f"not implemented yet: write _{algorithm}_{backend}, the " in result.stdout
 
     # Written: the same tests compare every port with the reference, and pass; the code, written
     # as the math (no casts around NumPy's results), passes mypy.
     for algorithm in COMMANDS:
-        implement(repo, combination, algorithm, tuple(backends[1:]))
+        implement(repo, combination, algorithm)
     run([BIN / "mypy", "--cache-dir", mypy_cache], cwd=repo, env=environment(repo))
     result = pytest_in(repo, *tests)
     summary = result.stdout.strip().splitlines()[-1]

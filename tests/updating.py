@@ -94,7 +94,7 @@ def drop_softmax(repo: Path, combination: Combination) -> None:
         module.unlink()
     (repo / "tests" / "test_softmax.py").unlink()
     Edit(f"src/{PACKAGE}/__init__.py", "from .softmax import softmax\n", "").apply(repo)
-    Edit(f"src/{PACKAGE}/__init__.py", '"cross_entropy", "softmax"', '"cross_entropy"').apply(repo)
+    Edit(f"src/{PACKAGE}/__init__.py", '"log_softmax", "softmax"', '"log_softmax"').apply(repo)
     commit_all(repo, "drop the softmax example")
 
 

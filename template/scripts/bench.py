@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import inspect
 import sys
 import time
 from collections.abc import Callable
@@ -59,6 +60,9 @@ class Profile:
     memory_budget: int  # bytes, the NumPy reference's peak in one call
 
 
+# What --backend asks for: the reference and the ports; a shared (Array API) implementation is
+# timed on NumPy's arrays too, whenever the reference is.
+BACKENDS = ("numpy", "torch", "jax")
 PROFILES = {
     "quick": Profile(
         tuple(10**k for k in range(3, 7)), 0.1, 4, time_budget=0.5, memory_budget=500 * 10**6
@@ -83,7 +87,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.ArgumentParser, argpars
     )
     parser.add_argument("--profile", choices=PROFILES, default="quick", help="default: quick")
     parser.add_argument("--only", action="append", metavar="NAME", help="this function only")
-    parser.add_argument("--backend", action="append", choices=parity.BACKENDS, help="repeatable")
+    parser.add_argument("--backend", action="append", choices=BACKENDS, help="repeatable")
     parser.add_argument("--device", action="append", choices=parity.DEVICES, help="repeatable")
     parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     parser.add_argument("--sizes", type=sizes, help="comma-separated, replaces the profile's")
@@ -208,7 +212,23 @@ def sizes_for(args: argparse.Namespace, declared: tuple[int, ...] | None) -> tup
 
 
 def modes(target: Target) -> list[str]:
-    return ["eager"] if target.backend == "numpy" else ["eager", "compiled"]
+    return ["eager"] if target.backend in {"numpy", "numpy_shared"} else ["eager", "compiled"]
+
+
+def shared_implementation(function: Any) -> Any | None:
+    """`_<name>_array_api`, where `function` has one shared (Array API) implementation."""
+    return getattr(sys.modules[function.__module__], f"_{function.__name__}_array_api", None)
+
+
+def with_defaults(
+    function: Any, inputs: tuple[tuple[Any, ...], dict[str, Any]]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """`inputs` with the parameters left at `function`'s defaults spelled out, for the shared
+    implementation, which has no defaults of its own."""
+    operands, parameters = inputs
+    signature = inspect.signature(function).parameters.values()
+    defaults = {p.name: p.default for p in signature if p.default is not inspect.Parameter.empty}
+    return operands, {**defaults, **parameters}
 
 
 def compiled(function: Any, target: Target, parameters: dict[str, Any]) -> Any:
@@ -297,7 +317,9 @@ def time_function(
     """Every target and mode of `function` at each size that fits the budgets: the rows, and
     the sizes skipped with the reason. The NumPy reference (the first target) decides the sizes
     of every port: they are compared with it. A port that raises NotImplementedError (a stub) is
-    left out, the reason in `skipped`; so is the function when its reference is one."""
+    left out, the reason in `skipped`; so is the function when its reference is one. A shared
+    (Array API) implementation is timed on NumPy's arrays too (`numpy_shared`), after the
+    reference, beside its other libraries."""
     benchmark_inputs, declared = inputs_of(name)
     profile = PROFILES[args.profile]
     run_time = args.min_run_time or profile.min_run_time
@@ -307,6 +329,9 @@ def time_function(
         bytes=args.memory_budget or profile.memory_budget,
         peak_of=lambda size: reference_peak(function, reference, benchmark_inputs(size)),
     )
+    shared = shared_implementation(function)
+    if shared is not None:
+        targets = [targets[0], Target("numpy_shared", targets[0].dtype), *targets[1:]]
     rows, skips, compared = [], [], set()  # compared: the sizes the reference was timed at
     for target in targets:
         try:
@@ -325,7 +350,10 @@ def time_function(
                         note(f"{name} {target} {mode} n={size}: skipped, {reason}")
                         continue
                     inputs = benchmark_inputs(size)
-                    row = measure(function, target, mode, inputs, run_time, growth.seconds)
+                    timed_function = function
+                    if target.backend == "numpy_shared":
+                        timed_function, inputs = shared, with_defaults(function, inputs)
+                    row = measure(timed_function, target, mode, inputs, run_time, growth.seconds)
                     rows.append({"function": name, "size": size, **row})
                     timed.append(rows[-1])
                     if target is reference:

@@ -201,7 +201,7 @@ def plot(rows: list[Row], path: Path, title: str) -> tuple[int, int] | None:
             times.plot(x, [row["median_s"] for row in points], label=f"{where} {mode}", **style)
             low, high = [row["q1_s"] for row in points], [row["q3_s"] for row in points]
             times.fill_between(x, low, high, color=style["color"], alpha=0.2)
-            if not where.startswith("numpy"):
+            if not where.startswith("numpy "):  # the reference; its shared implementation is
                 speedups.plot(
                     x, [row["speedup"] for row in points], label=f"{where} {mode}", **style
                 )

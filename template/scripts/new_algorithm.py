@@ -10,7 +10,10 @@ axes, then a letter per axis, the same size wherever it repeats; "..." alone whe
 suits its name and type (see `Parameter.strategy`). This creates `attention` in the package,
 laid out as `softmax` is (the public `attention`, then one private implementation per backend:
 `_attention_numpy`, the reference, and the ports), tests/test_attention.py, and exports
-`attention` from the package. The implementations are stubs that raise the package's
+`attention` from the package. With --array-api, laid out as `log_softmax` is instead: the reference
+and one shared implementation, `_attention_array_api`, for every other array library (PyTorch,
+JAX, CuPy, ...), written against the Array API standard; README.md, "Two ways to dispatch", says
+which to choose. The implementations are stubs that raise the package's
 `NotYetImplemented`, so the new tests report "not implemented yet" (as expected failures) until
 you write them: the NumPy reference first, from the paper, then the ports that the parity tests
 compare with it.
@@ -48,7 +51,7 @@ MODULE_NAMES = frozenset(
     {
         *("annotations", "overload", "TYPE_CHECKING", "np", "numpy", "torch", "jax", "jnp"),
         *("NDArray", "Array", "dispatch_error", "is_jax_float", "NotYetImplemented", "msg"),
-        *("ndarray", "Tensor", "TORCH_FLOATS"),
+        *("ndarray", "Tensor", "TORCH_FLOATS", "array_namespace", "array_api_floats", "xp"),
     }
 )
 # Names the generated test module defines or imports: the algorithm, imported there, would
@@ -86,6 +89,10 @@ BACKENDS = {
     "pytorch": ("torch.Tensor", "isinstance({0}, Tensor) and {0}.dtype in TORCH_FLOATS"),
     "jax": ("jax.Array", "is_jax_float({0})"),
 }
+# The shared implementation (--array-api): any Array API array; one check for all operands, which
+# also refuses arrays of two libraries.
+ARRAY_API = ("Array", "array_api_floats({0})")
+SHARED_TYPES = "numpy.ndarray or another Array API array (torch.Tensor, jax.Array, ...)"
 ANSWERS = ROOT / ".copier-answers.yml"
 EXAMPLE = "attention q:...ld k:...sd v:...se --param 'scale: float | None = None'"
 
@@ -270,27 +277,29 @@ def signature(operands: list[str], array_type: str, parameters: list[str]) -> st
     return ", ".join([f"{operand}: {array_type}" for operand in operands] + parameters)
 
 
-def public_function(repo: Repo, name: str, operands: list[str], parameters: list[Parameter]) -> str:
-    """The public function: its overloads, signature, docstring and dispatch."""
+def public_function(
+    repo: Repo, name: str, operands: list[str], parameters: list[Parameter], shared: bool
+) -> str:
+    """The public function: its overloads, signature, docstring and dispatch; with `shared`, to
+    the reference or the shared implementation."""
     with_defaults = [f"{p.name}: {p.type} = {p.default}" for p in parameters]
     overloads = [
         f"@overload\ndef {name}({signature(operands, array, with_defaults)}) -> {array}: ..."
         for array, _ in (BACKENDS[backend] for backend in repo.backends)
     ]
-    documented = [
-        f"    {operand} : {' or '.join(BACKENDS[b][0] for b in repo.backends)}\n"
-        "        TODO: shape, dtype and meaning.\n"
-        for operand in operands
-    ]
+    types = SHARED_TYPES if shared else " or ".join(BACKENDS[b][0] for b in repo.backends)
+    documented = [f"    {o} : {types}\n        TODO: shape, dtype and meaning.\n" for o in operands]
     documented += [
         f"    {p.name} : {p.type}, default {p.default}\n        TODO: what it sets.\n"
         for p in parameters
     ]
     arguments = ", ".join([*operands, *(parameter.name for parameter in parameters)])
+    checks = {b: " and ".join(BACKENDS[b][1].format(o) for o in operands) for b in repo.backends}
+    if shared:
+        checks = {"numpy": checks["numpy"], "array_api": ARRAY_API[1].format(", ".join(operands))}
     branches = [
-        f"    if {' and '.join(BACKENDS[backend][1].format(o) for o in operands)}:\n"
-        f"        return _{name}_{backend}({arguments})"
-        for backend in repo.backends
+        f"    if {check}:\n        return _{name}_{backend}({arguments})"
+        for backend, check in checks.items()
     ]
     keywords = ", ".join(f"{operand}={operand}" for operand in operands)
     return skeleton(
@@ -307,19 +316,25 @@ def public_function(repo: Repo, name: str, operands: list[str], parameters: list
 def private_function(
     name: str, backend: str, operands: list[str], parameters: list[Parameter]
 ) -> str:
-    """A backend's stub, with the full signature."""
-    array_type = BACKENDS[backend][0]
+    """A backend's stub (or the shared implementation's), with the full signature."""
+    array_type = ARRAY_API[0] if backend == "array_api" else BACKENDS[backend][0]
     arguments = signature(operands, array_type, [f"{p.name}: {p.type}" for p in parameters])
     names = ", ".join([*operands, *(p.name for p in parameters)])
-    return skeleton(f"{backend}.py.tmpl", name=name, signature=arguments, arguments=names).rstrip(
-        "\n"
+    text = skeleton(
+        f"{backend}.py.tmpl",
+        name=name,
+        signature=arguments,
+        arguments=names,
+        operands=", ".join(operands),
     )
+    return text.rstrip("\n")
 
 
 def test_module(
-    repo: Repo, name: str, operands: dict[str, str], parameters: list[Parameter]
+    repo: Repo, name: str, operands: dict[str, str], parameters: list[Parameter], shared: bool
 ) -> str:
-    """The test module: what it draws, filled in; the tests themselves, from the skeleton."""
+    """The test module: what it draws, filled in; the tests themselves, from the skeleton; with
+    `shared`, on every Array API library (`parity.ARRAY_API`)."""
     first = next(iter(operands))
     drawn = [(parameter, parameter.strategy(first)) for parameter in parameters]
     strategies = " ".join(strategy or "" for _, strategy in drawn)
@@ -352,34 +367,44 @@ def test_module(
         draw_parameters="\n".join(lines),
         unpack=", ".join(operands) if len(operands) > 1 else f"({first},)",
         operands=", ".join(operands),
+        compared="its shared implementation" if shared else "every port",
+        targets="parity.ARRAY_API" if shared else "",
+        differentiable='["torch", "jax"]' if shared else "parity.PORTS",
+        compiled='["torch"]' if shared else "parity.PORTS",  # JAX's calls run through jax.jit
+        refused_by=", backends=parity.ARRAY_API" if shared else "",
     )
 
 
 def files(
-    repo: Repo, name: str, operands: dict[str, str], parameters: list[Parameter]
+    repo: Repo, name: str, operands: dict[str, str], parameters: list[Parameter], shared: bool
 ) -> dict[Path, str]:
     """The new files and their text, in this repo's layout; `operands` maps each operand's name
-    to its axes."""
+    to its axes; `shared`: the reference and one Array API implementation (--array-api)."""
     names = list(operands)
-    public = public_function(repo, name, names, parameters)
-    private = {b: private_function(name, b, names, parameters) for b in repo.backends}
+    public = public_function(repo, name, names, parameters, shared)
+    backends = ["numpy", "array_api"] if shared else repo.backends
+    private = {b: private_function(name, b, names, parameters) for b in backends}
     jax = repo.jax
     fields = {
         "name": name,
-        "dispatch": "dispatch_error, is_jax_float" if jax else "dispatch_error",
+        "dispatch": "dispatch_error, is_jax_float" if jax and not shared else "dispatch_error",
         "type_imports": "    import jax\n" if jax else "",
     }
+    style = "_array_api" if shared else ""
     if repo.layout == "single":
         body = "\n\n\n".join([public, *private.values()])
-        module = {repo.source / f"{name}.py": skeleton("module.py.tmpl", **fields, body=body)}
+        path = repo.source / f"{name}.py"
+        module = {path: skeleton(f"module{style}.py.tmpl", **fields, body=body)}
     else:
         fields["imports"] = "".join(f"from .{b}_impl import _{name}_{b}\n" for b in sorted(private))
         module = {repo.source / name / "__init__.py": skeleton("__init__.py.tmpl", **fields)}
-        module[repo.source / name / "api.py"] = skeleton("api.py.tmpl", **fields, body=public)
+        api = skeleton(f"api{style}.py.tmpl", **fields, body=public)
+        module[repo.source / name / "api.py"] = api
         for backend, text in private.items():
             path = repo.source / name / f"{backend}_impl.py"
             module[path] = skeleton(f"{backend}_impl.py.tmpl", **fields, body=text)
-    return {**module, TESTS / f"test_{name}.py": test_module(repo, name, operands, parameters)}
+    test = test_module(repo, name, operands, parameters, shared)
+    return {**module, TESTS / f"test_{name}.py": test}
 
 
 def formatted(paths: list[Path]) -> bool:
@@ -463,6 +488,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="'NAME: TYPE = DEFAULT'",
         help="a plain Python argument, e.g. 'scale: float | None = None' (repeat for several)",
     )
+    parser.add_argument(
+        "--array-api",
+        action="store_true",
+        help="one shared implementation for every array library but NumPy (PyTorch, JAX, ...), "
+        "written against the Array API standard, instead of one port per backend",
+    )
     arguments = parser.parse_args(argv)
     repo = Repo.read()
     try:
@@ -473,7 +504,8 @@ def main(argv: list[str] | None = None) -> int:
     except Refused as refused:
         parser.error(str(refused))
     name = arguments.name
-    written = files(repo, name, operands, parameters)
+    shared = arguments.array_api
+    written = files(repo, name, operands, parameters, shared)
     for path, text in written.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -491,6 +523,8 @@ def main(argv: list[str] | None = None) -> int:
     if not formatted([*written, *([init] if exported else [])]):
         print("ruff is not installed here: run `ruff format` on the new files", file=sys.stderr)
     ports = " and ".join(f"_{name}_{backend}" for backend in repo.backends[1:])
+    if shared:
+        ports = f"_{name}_array_api (with xp = array_namespace(...), the standard's functions only)"
     print(
         f"\nNext: write _{name}_numpy from the paper, with a test against known values in "
         f"tests/test_{name}.py (its SPEC declares the operands' shapes, sizes and values; its "

@@ -5,9 +5,10 @@ each branch takes floating-point arrays of one backend (``isinstance(x, ndarray)
 x.dtype.kind == "f"``). `ndarray` and `Tensor` are imported by name: looking up ``np.ndarray`` at
 every call would add a fifth to the dispatch. This module holds the shared pieces only: `Array`,
 the type of any array the public functions accept (for type checkers); `TORCH_FLOATS`;
-`is_jax_float`, the check that takes more than an `isinstance`; the errors for operands that no
-branch accepts, built only then; and `NotYetImplemented`, what a function raises for what is not
-written yet.
+`is_jax_float`, the check that takes more than an `isinstance`; `array_api_floats`, the check of
+an algorithm with one shared implementation for every Array API library; the errors for operands
+that no branch accepts, built only then; and `NotYetImplemented`, what a function raises for what
+is not written yet.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 import torch
+from torch import Tensor
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     Array = NDArray[Any] | torch.Tensor | jax.Array
 
 ACCEPTED = "numpy.ndarray, torch.Tensor or jax.Array"
+ACCEPTED_BY_SHARED = "numpy.ndarray or another Array API array (torch.Tensor, jax.Array, cupy, ...)"
 # PyTorch's floating-point dtypes: `x.dtype in TORCH_FLOATS` takes 30 ns less than
 # `x.is_floating_point()`, a fifth of a tensor's dispatch.
 TORCH_FLOATS = frozenset(
@@ -62,6 +65,30 @@ def is_jax_float(x: object) -> TypeGuard[jax.Array]:
     return is_jax_array(x) and (x.dtype.kind == "f" or x.dtype.name == "bfloat16")
 
 
+def array_api_floats(*operands: object) -> bool:
+    """Whether `operands` are floating-point arrays of one library with an Array API namespace
+    (NumPy, PyTorch, JAX, CuPy, array-api-strict, ...): what a shared implementation
+    ``_<name>_array_api`` takes. The public function tries NumPy's branch, the reference, first.
+
+    PyTorch's and JAX's arrays are recognised as the other branches recognise them (0.1 us);
+    any other library's through array-api-compat (`array_namespace`, which refuses arrays of two
+    libraries; 3 us), imported at the first such call.
+    """
+    if all(isinstance(x, Tensor) and x.dtype in TORCH_FLOATS for x in operands):
+        return True
+    if all(is_jax_float(x) for x in operands):
+        return True
+    from array_api_compat import array_namespace, is_array_api_obj
+
+    if not all(is_array_api_obj(x) for x in operands):  # array_namespace lets Python scalars by
+        return False
+    try:
+        xp = array_namespace(*operands)
+    except TypeError:  # arrays of two libraries
+        return False
+    return all(xp.isdtype(x.dtype, "real floating") for x in operands)  # type: ignore[attr-defined]
+
+
 def backend(x: object) -> str | None:
     """The name of the array type of `x`, or None if `x` is not an array this package accepts."""
     if isinstance(x, np.ndarray):
@@ -70,13 +97,17 @@ def backend(x: object) -> str | None:
         return "torch.Tensor"
     if is_jax_array(x):
         return "jax.Array"
+    if "array_api_compat" in sys.modules and sys.modules["array_api_compat"].is_array_api_obj(x):
+        return _type_name(x)  # another Array API library's array, for a shared implementation
     return None
 
 
 def _floating(x: Any) -> bool:
     if isinstance(x, torch.Tensor):
         return x.dtype in TORCH_FLOATS
-    return bool(x.dtype.kind == "f" or x.dtype.name == "bfloat16")
+    if isinstance(x, np.ndarray) or is_jax_array(x):
+        return bool(x.dtype.kind == "f" or x.dtype.name == "bfloat16")
+    return array_api_floats(x)  # another Array API library's array
 
 
 def dispatch_error(function: Callable[..., object], **operands: object) -> TypeError:
@@ -89,18 +120,20 @@ def dispatch_error(function: Callable[..., object], **operands: object) -> TypeE
     """
     name = getattr(function, "__name__", repr(function))
     found = {operand: backend(value) for operand, value in operands.items()}
+    shared = _has_port(function, "array_api")
+    accepted = ACCEPTED_BY_SHARED if shared else ACCEPTED
     for operand, kind in found.items():
         if kind is None:
             return TypeError(
                 f"{name}() got {operand} of type {_type_name(operands[operand])}; expected "
-                f"{ACCEPTED} (convert lists, scalars and pandas objects with numpy.asarray first)"
+                f"{accepted} (convert lists, scalars and pandas objects with numpy.asarray first)"
             )
     if len(set(found.values())) > 1:
         listed = ", ".join(f"{operand} is {kind}" for operand, kind in found.items())
         return TypeError(
             f"{name}() got operands from different backends ({listed}); convert them to one backend"
         )
-    if set(found.values()) == {"jax.Array"} and not _has_jax_port(function):
+    if set(found.values()) == {"jax.Array"} and not shared and not _has_port(function, "jax"):
         return MissingBackendError(
             f"{name}() has no JAX implementation yet: add `_{name}_jax`, a port of "
             f'`_{name}_numpy`, and its branch in {name}() (see README.md, "Switch JAX on later")'
@@ -114,15 +147,15 @@ def dispatch_error(function: Callable[..., object], **operands: object) -> TypeE
     return TypeError(f"{name}() accepts no such operands: {found}")  # no branch took them
 
 
-def _has_jax_port(function: Callable[..., object]) -> bool:
-    """Whether `function` has a JAX implementation: ``_<name>_jax`` in its module (one file per
-    algorithm) or a ``jax_impl`` module beside it (a folder per algorithm)."""
+def _has_port(function: Callable[..., object], kind: str) -> bool:
+    """Whether `function` has an implementation of `kind` ("jax", "array_api"): ``_<name>_<kind>``
+    in its module (one file per algorithm) or a ``<kind>_impl`` module beside it (a folder)."""
     module = getattr(function, "__module__", "")
-    port = f"_{getattr(function, '__name__', '')}_jax"
+    port = f"_{getattr(function, '__name__', '')}_{kind}"
     if hasattr(sys.modules.get(module), port):
         return True
     folder, _, file = module.rpartition(".")
-    return file == "api" and importlib.util.find_spec(f"{folder}.jax_impl") is not None
+    return file == "api" and importlib.util.find_spec(f"{folder}.{kind}_impl") is not None
 
 
 def require_floating(function: Callable[..., object], **operands: object) -> None:

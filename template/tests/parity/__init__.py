@@ -102,7 +102,7 @@ differences say zero.
 
 from __future__ import annotations
 
-from .backends import BACKENDS, PORTS
+from .backends import ARRAY_API, BACKENDS, DEFAULT, PORTS
 from .core import (
     DEVICES,
     DTYPES,
@@ -123,7 +123,9 @@ from .transforms import assert_compiled_matches_eager, assert_vmap_matches_loop
 from .values import assert_keeps_type_dtype_device, assert_matches_reference
 
 __all__ = [
+    "ARRAY_API",
     "BACKENDS",
+    "DEFAULT",
     "DEVICES",
     "DTYPES",
     "GRADIENT_TOLERANCE",

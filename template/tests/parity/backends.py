@@ -1,7 +1,12 @@
-"""What the harness needs to know about each array library, in one table: `BACKENDS`."""
+"""What the harness needs to know about each array library, in one table: `BACKENDS`; and which
+of them an algorithm's tests run on: `DEFAULT` (one implementation per backend) or `ARRAY_API`
+(one shared implementation for every Array API library)."""
 
 from __future__ import annotations
 
+import importlib.util
+import inspect
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,6 +71,11 @@ class Backend:
     call: Callable[[Function, Sequence[Any], Parameters], Any] = _call
     gradients: Gradients | None = None
     compile: Compile | None = None
+    #: The module that must be installed, and how to install it, where it is not.
+    module: str = ""
+    install: str = ""
+    #: The backend whose arrays it takes and returns, where that is another one's.
+    arrays: str | None = None
 
 
 def _numpy_asarray(values: NDArray[Any], dtype: str | None, device: str) -> NDArray[Any]:
@@ -131,6 +141,32 @@ def _torch_compile(function: Function, compiler: str) -> tuple[Function, Callabl
     return compiled, lambda: counter.frame_count, f"torch.compile(backend={compiler!r})"
 
 
+def _strict_asarray(values: NDArray[Any], dtype: str | None, device: str) -> Any:
+    import array_api_strict as xp
+
+    del device  # its arrays live on its one (CPU) device
+    return xp.asarray(values, dtype=getattr(xp, dtype) if dtype else None)
+
+
+def _strict_describe(array: Any) -> tuple[str, str] | None:
+    if not type(array).__module__.startswith("array_api_strict."):
+        return None
+    return repr(array.dtype).rpartition(".")[2], "cpu"
+
+
+def _shared_call(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
+    """The shared implementation ``_<name>_array_api`` itself, on NumPy arrays (the public
+    function sends those to the reference), found where the public function is defined, with
+    the public function's defaults."""
+    shared = getattr(sys.modules[function.__module__], f"_{function.__name__}_array_api", None)
+    if shared is None:
+        msg = f"{function.__name__} has no shared implementation _{function.__name__}_array_api"
+        raise AssertionError(msg)
+    bound = inspect.signature(function).bind(*arguments, **parameters)
+    bound.apply_defaults()
+    return _reference(shared, bound.args, bound.kwargs)
+
+
 #: The backends by name, the reference first; every other one is a port.
 BACKENDS: Mapping[str, Backend] = {
     "numpy": Backend(
@@ -140,6 +176,18 @@ BACKENDS: Mapping[str, Backend] = {
         to_numpy=np.asarray,
         describe=_numpy_describe,
         call=_reference,
+    ),
+    # The shared implementation on NumPy arrays, as array-api-compat's NumPy namespace runs it.
+    "numpy_shared": Backend(
+        dtypes=("float64",),  # the other dtypes' rounding: the libraries that compute in them
+        devices=("cpu",),
+        asarray=_numpy_asarray,
+        to_numpy=np.asarray,
+        describe=_numpy_describe,  # "numpy", first in this table, names these arrays
+        call=_shared_call,
+        module="array_api_compat",
+        install="pip install -e .",
+        arrays="numpy",
     ),
     "torch": Backend(
         dtypes=DTYPES,
@@ -161,11 +209,28 @@ BACKENDS: Mapping[str, Backend] = {
                 call=_jax_call,
                 gradients=_jax_gradients,
                 compile=_jax_compile,
+                install="pip install -e '.[jax]'",
             )
         }
-        if _uses_jax()
+        # A repo without JAX runs its shared implementations on JAX too, where JAX is installed.
+        if _uses_jax() or importlib.util.find_spec("jax") is not None
         else {}
     ),
+    # The Array API standard and nothing more: a NumPy-only method, an implicit promotion or a
+    # call outside the standard in a shared implementation fails here, with the library's message.
+    "array_api_strict": Backend(
+        dtypes=("float64",),  # what it checks is the calls, not the rounding
+        devices=("cpu",),
+        asarray=_strict_asarray,
+        to_numpy=np.from_dlpack,
+        describe=_strict_describe,
+        install="pip install --group test -e .",
+    ),
 }
-#: The ports: the backends compared with NumPy, with gradients and compilers.
-PORTS = tuple(BACKENDS)[1:]
+#: The backends of an algorithm with one implementation per backend, the reference first; the
+#: ports after it are compared with NumPy, with gradients and compilers.
+DEFAULT = ("numpy", "torch", *(("jax",) if _uses_jax() else ()))
+PORTS = DEFAULT[1:]
+#: The backends of an algorithm with one shared implementation for every Array API library: that
+#: implementation on NumPy's arrays and on every other library here.
+ARRAY_API = tuple(BACKENDS)[1:]

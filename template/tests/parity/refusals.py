@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from numpy.typing import NDArray
 
-from .backends import BACKENDS
+from .backends import BACKENDS, DEFAULT
 from .core import Function, Operands, Parameters, _reference, _replace, not_yet_implemented
 from .targets import Target, missing_backend
 
@@ -38,7 +39,11 @@ def _implemented(
 
 
 def assert_rejects_unsupported(
-    function: Function, operands: Operands, parameters: Parameters | None = None
+    function: Function,
+    operands: Operands,
+    parameters: Parameters | None = None,
+    *,
+    backends: Sequence[str] = DEFAULT,
 ) -> None:
     """`function` raises a ``TypeError`` that names the problem and what to pass instead:
 
@@ -46,14 +51,18 @@ def assert_rejects_unsupported(
     - for each floating operand replaced by integers, on every backend the function has (each
       would promote them differently, so the package refuses them);
     - with several operands, for operands from two such backends (naming both).
+
+    `backends`: those the function takes (`ARRAY_API` for a shared implementation).
     """
     __tracebackhide__ = True
     parameters = parameters or {}
     name = function.__name__
     available = [
         backend
-        for backend in BACKENDS
-        if missing_backend(backend) is None
+        for backend in backends
+        if backend in BACKENDS
+        and BACKENDS[backend].arrays is None  # another backend's arrays: no new refusal
+        and missing_backend(backend) is None
         and _implemented(function, backend, operands, parameters)
     ]
     for position, value in enumerate(operands):

@@ -14,7 +14,7 @@ import pytest
 import torch
 from numpy.typing import NDArray
 
-from .backends import BACKENDS
+from .backends import BACKENDS, DEFAULT
 from .core import DEVICES, DTYPES
 
 
@@ -40,13 +40,14 @@ def targets(
     dtypes: Iterable[str] = DTYPES,
     devices: Iterable[str] = DEVICES,
 ) -> list[Target]:
-    """Every valid combination (of all backends by default).
+    """Every valid combination (of the `DEFAULT` backends by default; `ARRAY_API` for a shared
+    implementation).
 
     Each backend runs on the devices and in the dtypes of its entry in `BACKENDS`: NumPy on the
     CPU in float32 and float16 (its float64 is the reference itself), PyTorch everywhere, in
     every dtype. Missing devices are skipped at run time, with the reason, by ``conftest.py``.
     """
-    chosen = [backend for backend in backends or BACKENDS if backend in BACKENDS]
+    chosen = [backend for backend in backends or DEFAULT if backend in BACKENDS]
     return [
         Target(backend, dtype, device)
         for backend, dtype, device in itertools.product(chosen, dtypes, devices)
@@ -66,8 +67,9 @@ def over(
 @functools.cache
 def missing_backend(backend: str) -> str | None:
     """Why `backend` cannot run here (not installed), or None."""
-    if importlib.util.find_spec(backend) is None:
-        return f"Requires: {backend} (not installed; pip install -e '.[{backend}]')"
+    module = BACKENDS[backend].module or backend
+    if importlib.util.find_spec(module) is None:
+        return f"Requires: {module} (not installed; {BACKENDS[backend].install})"
     return None
 
 
