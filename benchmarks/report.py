@@ -203,7 +203,7 @@ def dispatch_section(results: dict[str, Any]) -> list[str]:
     combinations = list(dispatch)
     rows = []
     context = []
-    for function in ("softmax", "cross_entropy"):
+    for function in ("softmax", "cross_entropy", "log_softmax"):  # log_softmax: the Array API style
         backends = dict.fromkeys(backend for report in dispatch.values() for backend in report[function])
         for backend in backends:
             entries = [dispatch[combination][function].get(backend) for combination in combinations]

@@ -7,8 +7,9 @@ single-layout repo and in a split-layout repo with JAX; JAX bugs in the latter. 
 the worked examples and algorithms scaffolded with `scripts/new_algorithm.py` then written (see
 scaffolded.py): a user's own algorithm is tested as strongly as the examples.
 
-The bugs run in rounds, one bug per algorithm each (tests/planted.py): 13 pytest processes for 35
-bugs, each importing torch and JAX once.
+The bugs run in rounds, one bug per algorithm each (tests/planted.py): 14 pytest processes for 47
+bugs, each importing torch and JAX once. The four in the second style (one shared Array API
+implementation, `ARRAY_API_BUGS`) are planted in both combinations.
 
 A device mix-up (a stray `.cpu()`) cannot show as a wrong device on a machine without a GPU: the
 suite runs every PyTorch function on the `meta` device too (tensors with a shape, a dtype and a

@@ -4,7 +4,6 @@ of them an algorithm's tests run on: `DEFAULT` (one implementation per backend) 
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -212,8 +211,7 @@ BACKENDS: Mapping[str, Backend] = {
                 install="pip install -e '.[jax]'",
             )
         }
-        # A repo without JAX runs its shared implementations on JAX too, where JAX is installed.
-        if _uses_jax() or importlib.util.find_spec("jax") is not None
+        if _uses_jax()
         else {}
     ),
     # The Array API standard and nothing more: a NumPy-only method, an implicit promotion or a
