@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import inspect
 import sys
 import time
 from collections.abc import Callable
@@ -215,22 +214,6 @@ def modes(target: Target) -> list[str]:
     return ["eager"] if target.backend in {"numpy", "numpy_shared"} else ["eager", "compiled"]
 
 
-def shared_implementation(function: Any) -> Any | None:
-    """`_<name>_array_api`, where `function` has one shared (Array API) implementation."""
-    return getattr(sys.modules[function.__module__], f"_{function.__name__}_array_api", None)
-
-
-def with_defaults(
-    function: Any, inputs: tuple[tuple[Any, ...], dict[str, Any]]
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """`inputs` with the parameters left at `function`'s defaults spelled out, for the shared
-    implementation, which has no defaults of its own."""
-    operands, parameters = inputs
-    signature = inspect.signature(function).parameters.values()
-    defaults = {p.name: p.default for p in signature if p.default is not inspect.Parameter.empty}
-    return operands, {**defaults, **parameters}
-
-
 def compiled(function: Any, target: Target, parameters: dict[str, Any]) -> Any:
     """`function` compiled for `target`, and the keyword arguments to call it with."""
     if target.backend == "torch":
@@ -329,7 +312,7 @@ def time_function(
         bytes=args.memory_budget or profile.memory_budget,
         peak_of=lambda size: reference_peak(function, reference, benchmark_inputs(size)),
     )
-    shared = shared_implementation(function)
+    shared = parity.shared_implementation(function)
     if shared is not None:
         targets = [targets[0], Target("numpy_shared", targets[0].dtype), *targets[1:]]
     rows, skips, compared = [], [], set()  # compared: the sizes the reference was timed at
@@ -352,7 +335,8 @@ def time_function(
                     inputs = benchmark_inputs(size)
                     timed_function = function
                     if target.backend == "numpy_shared":
-                        timed_function, inputs = shared, with_defaults(function, inputs)
+                        timed_function = shared
+                        inputs = (inputs[0], parity.with_defaults(function, inputs[1]))
                     row = measure(timed_function, target, mode, inputs, run_time, growth.seconds)
                     rows.append({"function": name, "size": size, **row})
                     timed.append(rows[-1])

@@ -102,7 +102,7 @@ differences say zero.
 
 from __future__ import annotations
 
-from .backends import ARRAY_API, BACKENDS, DEFAULT, PORTS
+from .backends import ARRAY_API, BACKENDS, DEFAULT, PORTS, shared_implementation, with_defaults
 from .core import (
     DEVICES,
     DTYPES,
@@ -155,7 +155,9 @@ __all__ = [
     "operands",
     "over",
     "shapes",
+    "shared_implementation",
     "sized_operands",
     "sized_shapes",
     "targets",
+    "with_defaults",
 ]

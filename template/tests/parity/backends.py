@@ -153,17 +153,30 @@ def _strict_describe(array: Any) -> tuple[str, str] | None:
     return repr(array.dtype).rpartition(".")[2], "cpu"
 
 
+def shared_implementation(function: Function) -> Function | None:
+    """The shared (Array API) implementation ``_<name>_array_api`` of the public `function`,
+    where `function` looks it up; None for a function with one port per backend."""
+    name = f"_{function.__name__}_array_api"
+    shared: Function | None = getattr(sys.modules[function.__module__], name, None)
+    return shared
+
+
+def with_defaults(function: Function, parameters: Parameters) -> dict[str, Any]:
+    """`parameters` with those left at the public `function`'s defaults spelled out: a shared
+    implementation has no defaults of its own."""
+    found = inspect.signature(function).parameters.values()
+    defaults = {p.name: p.default for p in found if p.default is not inspect.Parameter.empty}
+    return {**defaults, **parameters}
+
+
 def _shared_call(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
-    """The shared implementation ``_<name>_array_api`` itself, on NumPy arrays (the public
-    function sends those to the reference), found where the public function is defined, with
-    the public function's defaults."""
-    shared = getattr(sys.modules[function.__module__], f"_{function.__name__}_array_api", None)
+    """The shared implementation itself on NumPy arrays (the public function sends those to the
+    reference)."""
+    shared = shared_implementation(function)
     if shared is None:
         msg = f"{function.__name__} has no shared implementation _{function.__name__}_array_api"
         raise AssertionError(msg)
-    bound = inspect.signature(function).bind(*arguments, **parameters)
-    bound.apply_defaults()
-    return _reference(shared, bound.args, bound.kwargs)
+    return _reference(shared, arguments, with_defaults(function, parameters))
 
 
 #: The backends by name, the reference first; every other one is a port.
