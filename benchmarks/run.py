@@ -59,7 +59,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="comma-separated, of: %(default)s; render, update and cold-start use the first",
     )
     parser.add_argument("--repeat", type=int, default=5, help="runs of each short process (render, update, import)")
-    parser.add_argument("--suite-repeat", type=int, default=3, help="runs of each generated test suite")
+    parser.add_argument(
+        "--suite-repeat", type=int, default=4, help="runs of each generated suite (the first: pytest's cache empty)"
+    )
     parser.add_argument("--calls", type=int, default=2000, help="calls per timing round (dispatch)")
     parser.add_argument("--rounds", type=int, default=1001, help="timing rounds (dispatch)")
     parser.add_argument("--processes", type=int, default=3, help="processes timing the dispatch, each on its own")

@@ -85,6 +85,26 @@ def test_suite_passes_in_seconds(repo: Path, combination: Combination) -> None:
     print(f"{combination.id}: {summary} ({seconds:.1f} s wall)")
 
 
+@pytest.mark.slow
+def test_jax_compilations_are_kept_for_the_next_run(rendered: Render, tmp_path: Path) -> None:
+    # XLA compiles each jitted function per shape in ~60 ms on a CPU: kept in pytest's cache, a
+    # second run loads every one; with pytest's cache off, nothing is kept. Same examples each run.
+    repo = Path(shutil.copytree(rendered("cookiecutter", Combination("single", jax=True)), tmp_path / "repo"))
+    env = {**environment(repo), "HYPOTHESIS_PROFILE": "ci"}
+    command = [sys.executable, "-m", "pytest", "-q", "tests/test_softmax.py", "-k", "jax and matches_reference"]
+    logged = ["-o", "log_cli=true", "--log-cli-level=DEBUG"]  # JAX logs each cache hit and miss
+
+    def misses_and_hits(*options: str) -> tuple[int, int]:
+        out = run([*command, *logged, *options], cwd=repo, env=env).stdout
+        return out.count("PERSISTENT COMPILATION CACHE MISS"), out.count("Persistent compilation cache hit")
+
+    compilations, hits = misses_and_hits("-p", "no:cacheprovider")
+    assert (hits, (repo / ".pytest_cache").exists()) == (0, False)
+    first = misses_and_hits()
+    assert first[0] > 0
+    assert misses_and_hits() == (0, compilations)
+
+
 def test_import_does_not_import_jax(rendered: Render, combination: Combination, tmp_path: Path) -> None:
     repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
     code = (
