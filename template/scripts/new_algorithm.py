@@ -385,11 +385,9 @@ def files(
     backends = ["numpy", "array_api"] if shared else repo.backends
     private = {b: private_function(name, b, names, parameters) for b in backends}
     jax = repo.jax
-    fields = {
-        "name": name,
-        "dispatch": "dispatch_error, is_jax_float" if jax and not shared else "dispatch_error",
-        "type_imports": "    import jax\n" if jax else "",
-    }
+    fields = {"name": name, "type_imports": "    import jax\n" if jax else ""}
+    if not shared:  # the Array API skeletons spell their imports out
+        fields["dispatch"] = "dispatch_error, is_jax_float" if jax else "dispatch_error"
     style = "_array_api" if shared else ""
     if repo.layout == "single":
         body = "\n\n\n".join([public, *private.values()])
