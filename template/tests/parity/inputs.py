@@ -146,19 +146,23 @@ def shapes(
             low, high = spec.bounds(letter, sides, max_side)
             sides[letter] = max(low, min(high, 2 + i))
         return st.just(spec.build((JAX_BATCH * count)[:count], sides))
+    return _drawn_shapes(spec, max_dims, max_side)
 
-    @st.composite
-    def draw(draw: st.DrawFn) -> dict[str, tuple[int, ...]]:
-        batch = draw(hnp.array_shapes(min_dims=spec.min_dims, max_dims=max_dims, max_side=max_side))
-        sides: dict[str, int] = {}
-        for letter in spec.order():
-            low, high = spec.bounds(letter, sides, max_side)
-            if low > high:
-                reject()  # hypothesis draws again
-            sides[letter] = draw(st.integers(low, high))
-        return spec.build(tuple(batch), sides)
 
-    return draw()
+# Defined once: `st.composite` reads the function's source when it decorates it (~2 ms), and
+# `shapes` runs for every example.
+@st.composite
+def _drawn_shapes(
+    draw: st.DrawFn, spec: Spec, max_dims: int, max_side: int
+) -> dict[str, tuple[int, ...]]:
+    batch = draw(hnp.array_shapes(min_dims=spec.min_dims, max_dims=max_dims, max_side=max_side))
+    sides: dict[str, int] = {}
+    for letter in spec.order():
+        low, high = spec.bounds(letter, sides, max_side)
+        if low > high:
+            reject()  # hypothesis draws again
+        sides[letter] = draw(st.integers(low, high))
+    return spec.build(tuple(batch), sides)
 
 
 def arrays(
