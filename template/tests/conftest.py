@@ -149,7 +149,8 @@ def _float32_without_tf32() -> Iterator[None]:
 
 @pytest.fixture(autouse=True, scope="session")
 def _jax_float64(pytestconfig: pytest.Config) -> Iterator[None]:
-    """JAX in float64 when asked (x64 on), and float32 matmuls in full precision, for the session.
+    """JAX in float64 when asked (x64 on), float32 matmuls in full precision, and its
+    compilations kept in pytest's cache (`_jax_compilation_cache`), for the session.
 
     Without x64, JAX silently computes float64 inputs in float32; on GPUs its default float32
     matmul precision may use TF32 or bfloat16 passes.
