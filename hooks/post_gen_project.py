@@ -4,9 +4,11 @@ local_extensions.py computed the two texts below in cookiecutter's process, whil
 rendered this script: the answers file copier writes (with `_commit` and `_src_path`), and the
 next steps copier prints (`_message_after_copy`). This process writes one, prints the other and
 removes the folders whose files all rendered to empty names (copier leaves them out via
-`_exclude`). It imports nothing beyond what Python starts with (json's import alone would take a
-fifth of its time, pathlib's a tenth), so it uses `os`; the texts arrive in hexadecimal, where no
-character can end the string.
+`_exclude`). cookiecutter runs a rendered copy of this script from the temporary folder and never
+deletes it (a file per render, thousands where renders are frequent), so the copy deletes itself;
+the unrendered script cannot get that far (its hexadecimal is a Jinja tag). It imports nothing
+beyond what Python starts with (json's import alone would take a fifth of its time, pathlib's a
+tenth), so it uses `os`; the texts arrive in hexadecimal, where no character can end the string.
 """
 
 import os
@@ -24,6 +26,7 @@ def remove_empty_folders(root: str) -> None:
 
 
 if __name__ == "__main__":
+    os.remove(__file__)
     remove_empty_folders(".")
     with open(".copier-answers.yml", "w", encoding="utf-8") as answers:
         answers.write(ANSWERS_FILE)

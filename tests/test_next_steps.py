@@ -3,7 +3,8 @@ first block, which starts the repository (`git init`, a first commit) before any
 
 copier prints templates/next-steps.jinja as `_message_after_copy` (no `--trust`), the cookiecutter
 hook renders the same file; the README includes the commands from templates/first-steps.sh.
-That the steps work as written is test_readme_install.py's part.
+That the steps work as written is test_readme_install.py's part. The hook's rendered copy, which
+cookiecutter leaves in the temporary folder, deletes itself.
 """
 
 from __future__ import annotations
@@ -45,3 +46,13 @@ def test_both_engines_print_the_readme_first_block(template_repo: Path, tmp_path
     assert re.fullmatch(r"git init && git add -A && git commit .*", first), first
     needs_git = [line for line in rest if "pre-commit" in line or "copier" in line]
     assert needs_git, "the README's first block no longer installs the pre-commit hook"
+
+
+def test_cookiecutter_leaves_nothing_in_the_temporary_folder(template_repo: Path, tmp_path: Path) -> None:
+    """cookiecutter runs a rendered copy of the hook from the temporary folder and keeps it; the
+    copy deletes itself, so renders do not pile up files there."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    run([BIN / "cookiecutter", "--no-input", "-o", tmp_path, template_repo], env={**os.environ, "TMPDIR": str(scratch)})
+    assert (tmp_path / "my-research-project" / ".copier-answers.yml").is_file()
+    assert not list(scratch.iterdir()), "a render left files in the temporary folder"
