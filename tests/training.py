@@ -20,7 +20,9 @@ from tests.render import BIN, Combination, Render, run
 LAYOUTS = [Combination("single", False), Combination("split", True)]
 # Stated in the generated examples/train.py: N processes against one, float32 sums reordered.
 RTOL, ATOL = 1e-5, 1e-6
-TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+# torchrun's logs in the repo's copy (the commands run there), not in the temporary folder, where
+# torchrun leaves a folder for each run.
+TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--log-dir=torchrun-logs"]
 
 
 def copy_of(rendered: Render, combination: Combination, folder: Path) -> Path:
