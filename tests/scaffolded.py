@@ -2,10 +2,11 @@
 researcher would: what the scaffold's and the planted-bug tests share.
 
 `attention(q, k, v, scale)` has three operands with related shapes and an optional parameter;
-`logsumexp(x, axis)` one operand and an axis; `huber(prediction, target, delta)` two operands of
-one shape (the scaffold's default), 0-d included, and a float parameter; `log_mean_exp(x, axis)`
-the second style (--array-api): the reference and one shared implementation. Their implementations
-replace the stubs' bodies; attention's operands are scaffolded with their axes (q:...ld k:...sd v:...se).
+`logsumexp(x, axis)` one operand and an axis. In the second style (--array-api: the reference and
+one shared implementation), `log_mean_exp(x, axis)`, and `huber(prediction, target, delta)`: two
+operands of one shape (the scaffold's default), 0-d included, and a float parameter. Their
+implementations replace the stubs' bodies; attention's operands are scaffolded with their axes
+(q:...ld k:...sd v:...se).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ PACKAGE = "my_research_project"  # from the default answers
 COMMANDS = {
     "attention": ["attention", "q:...ld", "k:...sd", "v:...se", "--param", "scale: float | None = None"],
     "logsumexp": ["logsumexp", "x", "--param", "axis: int = -1"],
-    "huber": ["huber", "prediction", "target", "--param", "delta: float = 1.0"],
+    "huber": ["huber", "prediction", "target", "--param", "delta: float = 1.0", "--array-api"],
     "log_mean_exp": ["log_mean_exp", "x", "--param", "axis: int = -1", "--array-api"],
 }
 BACKENDS = ("numpy", "pytorch", "jax")
@@ -69,14 +70,10 @@ IMPLEMENTATIONS = {
         "numpy": """residual = np.abs(prediction - target)
     losses = np.where(residual <= delta, 0.5 * residual**2, delta * (residual - 0.5 * delta))
     return np.asarray(losses.mean())  # an array, as every backend returns, not a NumPy scalar""",
-        "pytorch": """residual = (prediction - target).abs()
-    losses = torch.where(residual <= delta, 0.5 * residual**2, delta * (residual - 0.5 * delta))
-    return losses.mean()""",
-        "jax": """import jax.numpy as jnp
-
-    residual = jnp.abs(prediction - target)
-    losses = jnp.where(residual <= delta, 0.5 * residual**2, delta * (residual - 0.5 * delta))
-    return jnp.mean(losses)""",
+        "array_api": """xp = array_namespace(prediction, target)
+    residual = xp.abs(prediction - target)
+    losses = xp.where(residual <= delta, 0.5 * residual**2, delta * (residual - 0.5 * delta))
+    return xp.mean(losses)""",
     },
 }
 

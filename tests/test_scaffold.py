@@ -10,6 +10,7 @@ zoo's part (tests/test_zoo.py).
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 import re
 import shlex
@@ -125,6 +126,12 @@ def shared(algorithm: str) -> bool:
     return "--array-api" in COMMANDS[algorithm]
 
 
+def operands(algorithm: str) -> list[str]:
+    """The scaffolded `algorithm`'s operands: the words of its command before the options."""
+    words = itertools.takewhile(lambda word: not word.startswith("-"), COMMANDS[algorithm][1:])
+    return [word.partition(":")[0] for word in words]
+
+
 def implementations(algorithm: str, backends: list[str]) -> list[str]:
     """The private functions of `algorithm` after ``_<name>_``: the reference first."""
     return ["numpy", "array_api"] if shared(algorithm) else backends
@@ -157,10 +164,10 @@ def test_scaffolds_any_signature(repo: Path, combination: Combination, mypy_cach
         expected = [algorithm] * (len(backends) + 1) + [f"_{algorithm}_{backend}" for backend in ports]
         assert defined_functions(files) == sorted(expected)
         text = "".join(path.read_text(encoding="utf-8") for path in files)
-        first = COMMANDS[algorithm][1].partition(":")[0]
+        first, *others = operands(algorithm)
         assert f'isinstance({first}, ndarray) and {first}.dtype.kind == "f"' in " ".join(text.split())
         if shared(algorithm):
-            assert f"if array_api_floats({first}):" in text
+            assert f"if array_api_floats({', '.join([first, *others])}):" in text
         assert f"raise dispatch_error({algorithm}, " in text
     api = "".join(path.read_text(encoding="utf-8") for path in module_files(repo, combination, "attention"))
     assert "def attention(q: Array, k: Array, v: Array, scale: float | None = None) -> Array:" in api

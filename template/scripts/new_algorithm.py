@@ -50,8 +50,8 @@ MAX_NAME_LENGTH = 32
 MODULE_NAMES = frozenset(
     {
         *("annotations", "overload", "TYPE_CHECKING", "np", "numpy", "torch", "jax", "jnp"),
-        *("NDArray", "Array", "dispatch_error", "is_jax_float", "NotYetImplemented", "msg"),
-        *("ndarray", "Tensor", "TORCH_FLOATS", "array_namespace", "array_api_floats", "xp"),
+        *("NDArray", "Array", "AnyArray", "dispatch_error", "is_jax_float", "NotYetImplemented"),
+        *("ndarray", "Tensor", "TORCH_FLOATS", "array_namespace", "array_api_floats", "xp", "msg"),
     }
 )
 # Names the generated test module defines or imports: the algorithm, imported there, would
@@ -89,9 +89,9 @@ BACKENDS = {
     "pytorch": ("torch.Tensor", "isinstance({0}, Tensor) and {0}.dtype in TORCH_FLOATS"),
     "jax": ("jax.Array", "is_jax_float({0})"),
 }
-# The shared implementation (--array-api): any Array API array; one check for all operands, which
-# also refuses arrays of two libraries.
-ARRAY_API = ("Array", "array_api_floats({0})")
+# The shared implementation (--array-api): any Array API array (typed Any: `AnyArray`); one check
+# for all operands, which also refuses arrays of two libraries.
+ARRAY_API = ("AnyArray", "array_api_floats({0})")
 SHARED_TYPES = "numpy.ndarray or another Array API array (torch.Tensor, jax.Array, ...)"
 ANSWERS = ROOT / ".copier-answers.yml"
 EXAMPLE = "attention q:...ld k:...sd v:...se --param 'scale: float | None = None'"

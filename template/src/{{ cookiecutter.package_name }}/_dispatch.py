@@ -4,7 +4,8 @@ Each public function checks its operands itself, so the dispatch stays visible w
 each branch takes floating-point arrays of one backend (``isinstance(x, ndarray) and
 x.dtype.kind == "f"``). `ndarray` and `Tensor` are imported by name: looking up ``np.ndarray`` at
 every call would add a fifth to the dispatch. This module holds the shared pieces only: `Array`,
-the type of any array the public functions accept (for type checkers); `TORCH_FLOATS`;
+the type of any array the public functions accept, and `AnyArray`, what a shared implementation
+takes (for type checkers); `TORCH_FLOATS`;
 `is_jax_float`, the check that takes more than an `isinstance`; `array_api_floats`, the check of
 an algorithm with one shared implementation for every Array API library; the errors for operands
 that no branch accepts, built only then; and `NotYetImplemented`, what a function raises for what
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     Array = NDArray[Any] | torch.Tensor | jax.Array
+    # An array of any Array API library (PyTorch, JAX, array-api-strict, CuPy, ...): the standard
+    # has no static type for it yet, so a shared implementation takes Any, as SciPy's do.
+    AnyArray = Any
 
 ACCEPTED = "numpy.ndarray, torch.Tensor or jax.Array"
 ACCEPTED_BY_SHARED = "numpy.ndarray or another Array API array (torch.Tensor, jax.Array, cupy, ...)"

@@ -171,12 +171,15 @@ def with_defaults(function: Function, parameters: Parameters) -> dict[str, Any]:
 
 def _shared_call(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
     """The shared implementation itself on NumPy arrays (the public function sends those to the
-    reference)."""
+    reference). Where the standard returns a 0-d array (`xp.mean(x)` of a whole array),
+    array-api-compat's NumPy namespace returns NumPy's scalar, a difference it documents and no
+    fault of the shared code: that scalar becomes a 0-d array here."""
     shared = shared_implementation(function)
     if shared is None:
         msg = f"{function.__name__} has no shared implementation _{function.__name__}_array_api"
         raise AssertionError(msg)
-    return _reference(shared, arguments, with_defaults(function, parameters))
+    result = _reference(shared, arguments, with_defaults(function, parameters))
+    return np.asarray(result) if isinstance(result, np.generic) else result
 
 
 #: The backends by name, the reference first; every other one is a port.
