@@ -78,6 +78,15 @@ def test_refuses_bad_signatures_writing_nothing(
     assert tree(repo) == before
 
 
+def test_writes_defaults_as_typed_where_ruff_keeps_them(rendered: Render, tmp_path: Path) -> None:
+    repo = Path(shutil.copytree(rendered("cookiecutter", SPLIT_JAX), tmp_path / "repo"))
+    params = ["--param", "eps: float = 1e-6", "--param", "gain: float = 1E3"]  # ruff would lower 1E3
+    assert new_algorithm(repo, "rms_norm", "x:...d", "weight:d", *params).returncode == 0
+    tests = (repo / "tests" / "test_rms_norm.py").read_text(encoding="utf-8")
+    assert 'DEFAULTS: dict[str, Any] = {"eps": 1e-6, "gain": 1000.0}' in tests
+    run([BIN / "ruff", "format", "--check", "--no-cache", "."], cwd=repo)
+
+
 @pytest.mark.parametrize(
     ("exports", "edited"),
     [

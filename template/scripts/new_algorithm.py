@@ -162,8 +162,9 @@ def parse_parameter(spec: str) -> Parameter:
     """`spec`, e.g. ``'scale: float | None = None'``, as a `Parameter`; refused if it is not
     one Python parameter with a type made of `TYPE_NAMES` and a literal default."""
     how = "write it as 'NAME: TYPE = DEFAULT', e.g. --param 'axis: int = -1'"
+    source = f"def f({spec}): pass"
     try:
-        function = ast.parse(f"def f({spec}): pass").body[0]
+        function = ast.parse(source).body[0]
     except SyntaxError:
         msg = f"--param {spec!r} is not valid Python: {how}"
         raise Refused(msg) from None
@@ -192,9 +193,13 @@ def parse_parameter(spec: str) -> Parameter:
         msg = f"--param {spec!r}: the default must be a Python literal such as 1.0, None or 'mean'"
         raise Refused(msg) from None
     check_name(argument.arg, "parameter", MODULE_NAMES | TEST_NAMES | DRAW_NAMES)
-    text = ast.unparse(default)
+    typed = ast.get_source_segment(source, default) or ""
     if isinstance(ast.literal_eval(default), str):  # in double quotes, as ruff format writes it
         text = json.dumps(ast.literal_eval(default))
+    elif re.fullmatch(r"-?[0-9]+(\.[0-9]+)?(e-?[0-9]+)?", typed):  # as typed (ruff keeps it): 1e-6
+        text = typed
+    else:  # Python's spelling: 1e-06 for 1E-6
+        text = ast.unparse(default)
     return Parameter(argument.arg, ast.unparse(argument.annotation), text)
 
 
