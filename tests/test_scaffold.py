@@ -87,6 +87,21 @@ def test_writes_defaults_as_typed_where_ruff_keeps_them(rendered: Render, tmp_pa
     run([BIN / "ruff", "format", "--check", "--no-cache", "."], cwd=repo)
 
 
+def test_output_cut_short_leaves_the_algorithm_whole(rendered: Render, tmp_path: Path) -> None:
+    """Its output read by `head -1`, say: the files are all written, exported and formatted
+    before the first line is printed."""
+    repo = Path(shutil.copytree(rendered("cookiecutter", SPLIT_JAX), tmp_path / "repo"))
+    command = [sys.executable, "scripts/new_algorithm.py", "huber", "prediction", "target"]
+    unbuffered = {**environment(repo), "PYTHONUNBUFFERED": "1"}  # each line written as printed
+    with subprocess.Popen(command, cwd=repo, env=unbuffered, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as cut:
+        assert cut.stdout is not None
+        cut.stdout.close()  # the reader has gone: the first line printed fails (BrokenPipeError)
+        cut.wait(timeout=60)
+    assert (repo / "tests" / "test_huber.py").is_file()
+    assert '"huber"' in (repo / "src" / PACKAGE / "__init__.py").read_text(encoding="utf-8")
+    run([BIN / "ruff", "format", "--check", "--no-cache", "."], cwd=repo)
+
+
 @pytest.mark.parametrize(
     ("exports", "edited"),
     [

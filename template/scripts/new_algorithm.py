@@ -509,12 +509,16 @@ def main(argv: list[str] | None = None) -> int:
     name = arguments.name
     shared = arguments.array_api
     written = files(repo, name, operands, parameters, shared)
+    # Everything written before anything is printed: output cut short (`| head`, a closed
+    # terminal) cannot leave the algorithm half made.
     for path, text in written.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-        print(f"created {path.relative_to(ROOT)}")
     init = repo.source / "__init__.py"
     exported = export(init, name)
+    ruff_ran = formatted([*written, *([init] if exported else [])])
+    for path in written:
+        print(f"created {path.relative_to(ROOT)}")
     if exported:
         print(f"exported {name} from {init.relative_to(ROOT)}")
     else:
@@ -523,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
             f'"{name}" to its __all__ yourself',
             file=sys.stderr,
         )
-    if not formatted([*written, *([init] if exported else [])]):
+    if not ruff_ran:
         print("ruff is not installed here: run `ruff format` on the new files", file=sys.stderr)
     ports = " and ".join(f"_{name}_{backend}" for backend in repo.backends[1:])
     if shared:
