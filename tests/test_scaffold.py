@@ -203,12 +203,10 @@ def test_scaffolds_any_signature(repo: Path, combination: Combination, mypy_cach
     assert command is not None, readme
     run([sys.executable, "scripts/new_algorithm.py", *shlex.split(command[1])], cwd=repo)
 
-    # The longest names allowed still give lines ruff accepts.
-    long = ["scaled_dot_product_attention_xyz", "queries", "keys", "values_of_the_attention_heads"]
-    run(
-        [sys.executable, "scripts/new_algorithm.py", *long, "--param", "dropout_rate_of_the_weights: float = 0.0"],
-        cwd=repo,
-    )
+    # The longest names allowed still give lines ruff accepts, in both styles.
+    long = ["queries", "keys", "values_of_the_attention_heads", "--param", "dropout_rate_of_the_weights: float = 0.0"]
+    for name, style in [("scaled_dot_product_attention_xyz", ""), ("scaled_dot_product_attention_abc", "--array-api")]:
+        run([sys.executable, "scripts/new_algorithm.py", name, *long, *style.split()], cwd=repo)
 
     run([BIN / "ruff", "check", "--no-cache", "."], cwd=repo)
     run([BIN / "ruff", "format", "--check", "--no-cache", "."], cwd=repo)

@@ -92,7 +92,7 @@ BACKENDS = {
 # The shared implementation (--array-api): any Array API array (typed Any: `AnyArray`); one check
 # for all operands, which also refuses arrays of two libraries.
 ARRAY_API = ("AnyArray", "array_api_floats({0})")
-SHARED_TYPES = "numpy.ndarray or another Array API array (torch.Tensor, jax.Array, ...)"
+SHARED_TYPES = "numpy.ndarray or another Array API array (torch.Tensor, ...)"
 ANSWERS = ROOT / ".copier-answers.yml"
 EXAMPLE = "attention q:...ld k:...sd v:...se --param 'scale: float | None = None'"
 
