@@ -3,8 +3,10 @@
 Each module here is one algorithm: `SCAFFOLD`, the arguments of a generated repo's
 `scripts/new_algorithm.py`; `MIN_DIMS`, `SIDES`, `VALUES` and `PARAMETERS`, what its author
 declares in the generated test module (its `SPEC` and its `draw`); the functions `numpy`,
-`pytorch` and `jax`, whose bodies become the scaffolded stubs' bodies; and `BUGS`, realistic
-porting mistakes as (backend, text, replacement, kind). The zoo was written apart from the
+`pytorch` and `jax`, whose bodies become the scaffolded stubs' bodies; `BUGS`, realistic
+porting mistakes as (backend, text, replacement, kind); and, where a seed once found one,
+`PINNED`: the inputs of a false alarm as (target, operands, parameters), which its test file then
+checks on every run, so that the harness cannot fail them again unseen. The zoo was written apart from the
 harness, to test the harness on code it was not designed around: a correct algorithm must pass
 its generated tests under any seed (tests/test_zoo.py; `nox -s zoo` for many seeds), and every
 planted bug must fail them.
@@ -43,6 +45,7 @@ class Algorithm:
     parameters: dict[str, str]  # parameter -> its strategy, as source text
     bodies: dict[str, str]  # backend -> its function's body, indented by 4
     bugs: tuple[Bug, ...]
+    pinned: tuple[tuple[str, tuple[Any, ...], dict[str, Any]], ...] = ()
 
 
 def _body(text: str, function: str) -> str:
@@ -78,6 +81,7 @@ def read(module: Any) -> Algorithm:
         parameters=module.PARAMETERS,
         bodies={backend: _body(text, backend) for backend in BACKENDS},
         bugs=bugs,
+        pinned=tuple(getattr(module, "PINNED", ())),
     )
 
 
@@ -105,7 +109,21 @@ def write(repo: Path, algorithm: Algorithm, combination: Combination = COMBINATI
     text = text.replace("    min_dims=0,\n", "    min_dims=1,\n") if algorithm.min_dims else text
     text = text.replace("    sides={},\n", f"    sides={algorithm.sides!r},\n")
     text = text.replace("    values={},\n", f"    values={algorithm.values!r},\n")
-    test.write_text(_with_parameters(text, algorithm.parameters), encoding="utf-8")
+    text = _with_parameters(text, algorithm.parameters)
+    if algorithm.pinned:
+        text += PINNED_TEST.format(name=algorithm.name, pinned=algorithm.pinned)
+    test.write_text(text, encoding="utf-8")
+
+
+#: The test of the inputs of past false alarms, after the generated tests of an algorithm.
+PINNED_TEST = """
+
+def test_inputs_of_past_false_alarms() -> None:
+    for target_id, operands, parameters in {pinned!r}:
+        arrays = tuple(np.array(operand, dtype=np.float64) for operand in operands)
+        target = Target(*target_id.split("-"))
+        parity.assert_matches_reference({name}, target, arrays, parameters, tolerances=TOLERANCES)
+"""
 
 
 def _with_parameters(text: str, overrides: dict[str, str]) -> str:

@@ -62,8 +62,10 @@ A result `r` of a target with dtype `d` matches the float64 reference `e` elemen
 - What `d` cannot hold is not the port's error: where the exact result overflows `d` (beyond its
   largest finite value, give or take the room), the port's infinity of the same sign matches;
   where the reference run in `d` itself loses an element (inf or NaN where the float64 result is
-  finite: an intermediate value overflowed, or underflowed to a zero it then divides by), `d`
-  cannot hold that computation and the element is not compared. Both NaN also matches.
+  finite: an intermediate value overflowed, or underflowed to a zero it then divides by), or the
+  float64 reference does with the float parameters rounded to `d` (an ``eps`` of 1e-8 is 0 in
+  float16), `d` cannot hold that computation and the element is not compared. Both NaN also
+  matches.
 
 Gradients
 ---------

@@ -214,13 +214,38 @@ def _rounding(function: Function, arguments: Operands, parameters: Parameters, d
             )
             if low is None or high is None or low.shape != high.shape:
                 continue  # a reference that refuses the dtype: no estimate from it
-            with np.errstate(invalid="ignore"):
-                lost = np.isfinite(high) & ~np.isfinite(low)
-                error = np.where(np.isfinite(high) & np.isfinite(low), np.abs(low - high), 0.0)
+            error, lost = _apart(low, high)
             largest = np.maximum(largest, factor * error)
             if dtype != "float64":  # float32 has bfloat16's range, not float64's
                 overflows = overflows | lost
+    if dtype != "float64":
+        # The float parameters as `dtype` holds them, the arithmetic exact: a value it cannot hold
+        # (an eps of 1e-8 is 0 in float16) can decide an element where a port sums in float32, as
+        # PyTorch and JAX do (a constant feature's variance exactly 0, then 0/0), while NumPy's
+        # own float16 arithmetic, a little off, happens to keep it finite.
+        low = _quietly(function, arguments, _held(parameters, dtype))
+        high = _quietly(function, arguments, parameters)
+        if low is not None and high is not None and low.shape == high.shape:
+            error, lost = _apart(low, high)
+            largest, overflows = np.maximum(largest, error), overflows | lost
     return Room(largest, overflows)
+
+
+def _apart(low: NDArray[np.float64], high: NDArray[np.float64]) -> tuple[NDArray[np.float64], Any]:
+    """How far a result computed with less lands from one computed with more, where both are
+    finite; and where only the latter is (an element the lesser computation lost)."""
+    with np.errstate(invalid="ignore"):
+        both = np.isfinite(high) & np.isfinite(low)
+        return np.where(both, np.abs(low - high), 0.0), np.isfinite(high) & ~np.isfinite(low)
+
+
+def _held(parameters: Parameters, dtype: str) -> dict[str, Any]:
+    """The float parameters rounded to `dtype`, as a port computes with them."""
+    held = getattr(torch, dtype)
+    return {
+        name: torch.tensor(value, dtype=held).item() if type(value) is float else value
+        for name, value in parameters.items()
+    }
 
 
 def _epsilon(dtype: Any) -> float:
