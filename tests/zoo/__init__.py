@@ -6,10 +6,10 @@ declares in the generated test module (its `SPEC` and its `draw`); the functions
 `pytorch` and `jax`, whose bodies become the scaffolded stubs' bodies; `BUGS`, realistic
 porting mistakes as (backend, text, replacement, kind); and, where a seed once found one,
 `PINNED`: the inputs of a false alarm as (target, operands, parameters), which its test file then
-checks on every run, so that the harness cannot fail them again unseen. The zoo was written apart from the
-harness, to test the harness on code it was not designed around: a correct algorithm must pass
-its generated tests under any seed (tests/test_zoo.py; `nox -s zoo` for many seeds), and every
-planted bug must fail them.
+checks on every run, so that the harness cannot fail them again unseen. The zoo was written apart
+from the harness, to test the harness on code it was not designed around: a correct algorithm must
+pass its generated tests under any seed (tests/test_zoo.py; `nox -s zoo` for many seeds), and
+every planted bug must fail them.
 """
 
 from __future__ import annotations
