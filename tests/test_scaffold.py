@@ -97,6 +97,8 @@ def test_output_cut_short_leaves_the_algorithm_whole(rendered: Render, tmp_path:
         assert cut.stdout is not None
         cut.stdout.close()  # the reader has gone: the first line printed fails (BrokenPipeError)
         cut.wait(timeout=60)
+        assert cut.stderr is not None
+        assert b"Traceback" not in cut.stderr.read()  # ends quietly, as `head` expects
     assert (repo / "tests" / "test_huber.py").is_file()
     assert '"huber"' in (repo / "src" / PACKAGE / "__init__.py").read_text(encoding="utf-8")
     run([BIN / "ruff", "format", "--check", "--no-cache", "."], cwd=repo)

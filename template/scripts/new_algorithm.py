@@ -31,6 +31,7 @@ import ast
 import importlib.util
 import json
 import keyword
+import os
 import re
 import shutil
 import subprocess
@@ -546,4 +547,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:
+        # The reader has gone (`| head`, a closed terminal): the files were all written before
+        # the first line, so end quietly, as Python's documentation on SIGPIPE suggests.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
