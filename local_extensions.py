@@ -124,7 +124,8 @@ def refusals(context: dict[str, Any], answers: dict[str, Any]) -> list[str]:
     """Messages of every copier.yml validator that refuses its answer."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # PyYAML's C parser, where built
     questions = yaml.load((TEMPLATE_REPO / "copier.yml").read_text(encoding="utf-8"), Loader=loader)
-    env = SandboxedEnvironment(loader=FileSystemLoader(TEMPLATE_REPO))
+    # keep_trailing_newline as cookiecutter's environment has it: Jinja then reuses its lexer.
+    env = SandboxedEnvironment(loader=FileSystemLoader(TEMPLATE_REPO), keep_trailing_newline=True)
     env.filters.update(regex_search=regex_search, regex_replace=regex_replace)
     previous = cruft_update_answers(context)
     messages = []
