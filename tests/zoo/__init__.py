@@ -3,7 +3,8 @@
 Each module here is one algorithm: `SCAFFOLD`, the arguments of a generated repo's
 `scripts/new_algorithm.py`; `MIN_DIMS`, `SIDES`, `VALUES` and `PARAMETERS`, what its author
 declares in the generated test module (its `SPEC` and its `draw`); the functions `numpy`,
-`pytorch` and `jax`, whose bodies become the scaffolded stubs' bodies; `BUGS`, realistic
+`pytorch` and `jax`, or, in the Array API style (`--array-api` in `SCAFFOLD`), `numpy` and
+`array_api`, whose bodies become the scaffolded stubs' bodies; `BUGS`, realistic
 porting mistakes as (backend, text, replacement, kind); and, where a seed once found one,
 `PINNED`: the inputs of a false alarm as (target, operands, parameters), which its test file then
 checks on every run, so that the harness cannot fail them again unseen. The zoo was written apart
@@ -29,6 +30,8 @@ from tests.render import Combination, run
 from tests.scaffolded import PACKAGE, function_named, source, write_body
 
 BACKENDS = ("numpy", "pytorch", "jax")
+# The implementations of an algorithm in the Array API style: the reference and the shared one.
+SHARED = ("numpy", "array_api")
 # The combination the zoo is written in: every backend, every function in one file.
 COMBINATION = Combination("single", jax=True)
 
@@ -43,7 +46,7 @@ class Algorithm:
     sides: dict[str, tuple[int | str, int | str]]
     values: dict[str, tuple[float | None, float | None]]
     parameters: dict[str, str]  # parameter -> its strategy, as source text
-    bodies: dict[str, str]  # backend -> its function's body, indented by 4
+    bodies: dict[str, str]  # backend (or array_api) -> its function's body, indented by 4
     bugs: tuple[Bug, ...]
     pinned: tuple[tuple[str, tuple[Any, ...], dict[str, Any]], ...] = ()
 
@@ -79,10 +82,15 @@ def read(module: Any) -> Algorithm:
         sides=module.SIDES,
         values=module.VALUES,
         parameters=module.PARAMETERS,
-        bodies={backend: _body(text, backend) for backend in BACKENDS},
+        bodies={backend: _body(text, backend) for backend in implementations(module.SCAFFOLD)},
         bugs=bugs,
         pinned=tuple(getattr(module, "PINNED", ())),
     )
+
+
+def implementations(scaffold: list[str]) -> tuple[str, ...]:
+    """The functions an algorithm scaffolded with these arguments has, its reference first."""
+    return SHARED if "--array-api" in scaffold else BACKENDS
 
 
 def algorithms() -> list[Algorithm]:
@@ -101,7 +109,9 @@ def write(repo: Path, algorithm: Algorithm, combination: Combination = COMBINATI
     """Scaffold `algorithm` in `repo`, write its implementations into the stubs, and declare in its
     test module what its author declares."""
     run([sys.executable, "scripts/new_algorithm.py", *algorithm.scaffold], cwd=repo)
-    for backend in BACKENDS[: 3 if combination.jax else 2]:
+    for backend in algorithm.bodies:
+        if backend == "jax" and not combination.jax:
+            continue
         path = source(repo, combination, algorithm.name, backend)
         write_body(path, f"_{algorithm.name}_{backend}", algorithm.bodies[backend])
     test = repo / "tests" / f"test_{algorithm.name}.py"
