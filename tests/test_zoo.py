@@ -49,7 +49,7 @@ def test_the_zoo_covers_the_kinds_of_algorithms_researchers_write() -> None:
     assert len(ALGORITHMS) >= 20
     assert all(algorithm.bugs for algorithm in ALGORITHMS), "every algorithm has a bug to plant"
     assert sum(bug.backend == "jax" for bug in BUGS) >= 8
-    shared = [algorithm for algorithm in ALGORITHMS if "--array-api" in algorithm.scaffold]
+    shared = [algorithm for algorithm in ALGORITHMS if "array_api" in algorithm.bodies]
     assert len(shared) >= 6, "the Array API style, on algorithms written apart from its harness"
     kinds = " ".join(bug.name for bug in BUGS if bug.backend == "array_api")
     for kind in ("wrong-axis", "dropped-stabilisation", "numpy-call", "downcast"):
