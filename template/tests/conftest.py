@@ -12,9 +12,9 @@
 - A stub from ``scripts/new_algorithm.py``, and a function without a branch for a backend (JAX
   switched on later), raise the package's ``NotYetImplemented``: their tests are reported as
   expected failures (XFAIL) with its message.
-- Nothing happens at import time: hooks and session fixtures set the numerics the tests need
-  (float32 matmuls in full precision, float64 wherever it is asked for) and restore them
-  afterwards.
+- Importing sets nothing but the garbage collector (paused while torch imports): hooks and
+  session fixtures set the numerics the tests need (float32 matmuls in full precision, float64
+  wherever it is asked for) and restore them afterwards.
 - JAX keeps what XLA compiled in pytest's cache folder (``.pytest_cache/d/jax``; ``pytest
   --cache-clear`` empties it), so that a later run loads it instead of compiling again.
 """
@@ -27,10 +27,18 @@ import sys
 from collections.abc import Generator, Iterator
 
 import pytest
+
+# No garbage collection while torch, hypothesis and the harness import: they make millions of
+# objects that live to the end, and every full collection would walk them again (0.7 s of a run).
+# Frozen once imported, as `freeze_what_imports_made` freezes what later imports make.
+gc.disable()
 import torch
 from hypothesis import Phase, settings
 
 import parity
+
+gc.freeze()
+gc.enable()
 
 REQUIRABLE_DEVICES = ("cuda", "mps")
 

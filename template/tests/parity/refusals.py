@@ -11,7 +11,7 @@ import pytest
 from numpy.typing import NDArray
 
 from .backends import BACKENDS, DEFAULT
-from .core import Function, Operands, Parameters, _reference, _replace, not_yet_implemented
+from .core import Function, Operands, Parameters, _replace, not_yet_implemented
 from .targets import Target, missing_backend
 
 
@@ -23,19 +23,6 @@ class ArrayLike:
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
         return self.values if dtype is None else self.values.astype(dtype)
-
-
-def _implemented(
-    function: Function, backend: str, operands: Operands, parameters: Parameters
-) -> bool:
-    """Whether `function` has an implementation for `backend` (raises no "not implemented yet"
-    for valid operands): refusals are checked on the backends it has."""
-    arguments = [Target(backend, "float64").asarray(value) for value in operands]
-    try:
-        _reference(function, arguments, parameters)
-    except Exception as error:  # noqa: BLE001 - refusing operands is the function's business
-        return not not_yet_implemented(error)
-    return True
 
 
 def assert_rejects_unsupported(
@@ -63,7 +50,6 @@ def assert_rejects_unsupported(
         if backend in BACKENDS
         and BACKENDS[backend].arrays is None  # another backend's arrays: no new refusal
         and missing_backend(backend) is None
-        and _implemented(function, backend, operands, parameters)
     ]
     for position, value in enumerate(operands):
         wrong_values = [(value.tolist(), "list"), (1.0, "float"), (ArrayLike(value), "ArrayLike")]
@@ -76,8 +62,11 @@ def assert_rejects_unsupported(
         for backend in available:
             make = Target(backend, "float64").asarray
             arguments = [make(item) for item in _replace(operands, [position], [value.astype(int)])]
-            with pytest.raises(TypeError, match=rf"{name}\(\) got .*int.*; expected floating"):
+            with pytest.raises(TypeError) as raised:
                 function(*arguments, **parameters)
+            # A backend without a branch yet says so instead; its parity tests report it (XFAIL).
+            if not not_yet_implemented(raised.value):
+                raised.match(rf"{name}\(\) got .*int.*; expected floating")
     for first, rest in itertools.permutations(available, 2) if len(operands) > 1 else []:
         arguments = [Target(first, "float64").asarray(operands[0])]
         arguments += [Target(rest, "float64").asarray(value) for value in operands[1:]]
