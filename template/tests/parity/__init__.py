@@ -114,6 +114,8 @@ from .core import (
     TOLERANCES,
     Tolerance,
     not_yet_implemented,
+    tallied,
+    teststatus,
 )
 from .fixed import edge_operands, edge_shapes, sized_operands, sized_shapes
 from .gradients import assert_gradient_matches_reference
@@ -160,6 +162,8 @@ __all__ = [
     "shared_implementation",
     "sized_operands",
     "sized_shapes",
+    "tallied",
     "targets",
+    "teststatus",
     "with_defaults",
 ]
