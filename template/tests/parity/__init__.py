@@ -72,7 +72,8 @@ A result `r` of a target with dtype `d` matches the float64 reference `e` elemen
 - What `d` cannot hold is not the port's error: where the exact result overflows `d` (beyond its
   largest finite value, give or take the room), the port's infinity of the same sign matches;
   where the reference run in `d` itself loses an element (inf or NaN where the float64 result is
-  finite: an intermediate value overflowed, or underflowed to a zero it then divides by), or the
+  finite: an intermediate value overflowed, or underflowed to a zero it then divides by; every
+  element, where it raises: JAX's Cholesky returns NaN where NumPy's raises), or the
   float64 reference does with the float parameters rounded to `d` (an ``eps`` of 1e-8 is 0 in
   float16), `d` cannot hold that computation and the element is not compared. Both NaN also
   matches.
@@ -109,11 +110,12 @@ of the interval spanned by the central difference `c` and the forward and backwa
   allowed room and 4 times that rounding error.
 - kinks that meet (ties in a sort, a kink at a tie: a 1-D Wasserstein distance of ``u = [0, 0]``):
   autodiff picks one permutation and one side of each kink, a valid subgradient that need not
-  lie between each element's own one-sided differences. Where `g` still lies outside, the
-  one-sided differences are taken at `NEIGHBOURS` points near x (every element moved at random
-  by up to `NEARBY` times max(1, |x_i|)); `g` matches where it lies, within the allowed room,
-  between the smallest and largest of them. At a smooth point they all agree, to `NEARBY` times
-  the curvature, so a wrong gradient still fails.
+  lie between each element's own one-sided differences. Where `g` still lies outside, central
+  differences are taken at up to `NEIGHBOURS` points near x (every element moved at random by
+  up to `NEARBY` times max(1, |x_i|), by a shift they share and one of their own); `g` matches
+  where it lies, within the allowed room, between the smallest and largest of them. At a
+  smooth point they all agree, to `NEARBY` times the curvature, so a wrong gradient still
+  fails.
 
 For draws with extreme values (up to 1e4), the tests ask for finiteness only (``compare_values=
 False``): a NaN gradient where the reference's differences are finite (an overflow in a branch a
@@ -130,11 +132,11 @@ device on ``meta``), or a refusal on an edge case (an operand without elements o
 where the reference raising, and the port too, is the spec). A call whose reference refuses any
 other input compares nothing; where every call of a test did so (every hypothesis draw refused,
 every fixed operand refused), the test fails and says so: its inputs are outside what the
-reference accepts. Where nothing was compared only because the target's dtype cannot hold the
-problem (above), the test is skipped with that reason. ``pytest -v`` shows how many calls of
-each test compared (``PASSED (10 compared)``), and JUnit XML keeps it as the test's
-``compared`` property. `over()` with no target to run (dtypes or backends no backend has) is an
-error when the test module is collected.
+reference accepts. Where nothing was compared and the target's dtype could not hold the problem
+for some of those calls (above), the test is skipped with that reason. ``pytest -v`` shows how
+many calls of each test compared (``PASSED (10 compared)``), and JUnit XML keeps it as the
+test's ``compared`` property. `over()` with no target to run (dtypes or backends no backend
+has) is an error when the test module is collected.
 """
 
 from __future__ import annotations

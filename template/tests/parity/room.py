@@ -291,8 +291,10 @@ def _rounding(function: Function, arguments: Operands, parameters: Parameters, d
             )
             if high is None or (low is not None and low.shape != high.shape):
                 continue  # a reference that refuses these inputs: no estimate from them
-            if low is None:
+            if low is None and run.own:
                 broken = broken or f"the NumPy reference raises when it computes in {dtype}"
+                overflows = overflows | (dtype != "float64")  # every element lost, as below
+            if low is None:
                 continue
             error, lost = _apart(low, high)
             largest = np.maximum(largest, run.factor * error)
