@@ -122,15 +122,21 @@ def freeze_what_imports_made() -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_call() -> Generator[None, object, object]:
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     """Report what is not written yet (a stub, a missing backend branch) as an expected failure,
-    with its message."""
+    with its message; fail a test that compared nothing (`parity.tallied`)."""
     try:
-        return (yield)
+        with parity.tallied(item):
+            return (yield)
     except NotImplementedError as error:
         if not parity.not_yet_implemented(error):
             raise
         pytest.xfail(str(error))
+
+
+def pytest_report_teststatus(report: pytest.TestReport) -> object:
+    """``PASSED (10 compared)`` under ``pytest -v``: how many calls compared values."""
+    return parity.teststatus(report)
 
 
 def pytest_sessionfinish() -> None:

@@ -59,13 +59,28 @@ A result `r` of a target with dtype `d` matches the float64 reference `e` elemen
     result rounded to bfloat16 (and by scaling float32's error by the ratio of the epsilons);
     float64 by that scaling too, and by long double where NumPy's is wider (x86: 64-bit
     mantissa), which measures the float64 reference's own rounding error.
+  - its *random rounding*, part of the rounding: the reference in float64 with every
+    operation's result moved by a random relative amount up to the epsilon of `d` (Monte Carlo
+    arithmetic). A real rounding keeps an exact cancellation exact (``x - mean(x)`` of one
+    value is 0 in any dtype); a fused library kernel computes it in another order
+    (``x * rstd - mean * rstd``) and keeps `d`'s epsilon times the size of the terms that
+    cancel. Random rounding shows that size, where the reference's own rounding shows none.
+  - where those runs disagree (the largest error more than `DISAGREE` times their median, and
+    more than a few units in the last place of the result: an ill-conditioned problem, whose
+    error depends on how each input happens to round), they go on, up to `ROUNDINGS_AT_MOST`,
+    so that the room reaches the tail of that error instead of depending on luck.
 - What `d` cannot hold is not the port's error: where the exact result overflows `d` (beyond its
   largest finite value, give or take the room), the port's infinity of the same sign matches;
   where the reference run in `d` itself loses an element (inf or NaN where the float64 result is
-  finite: an intermediate value overflowed, or underflowed to a zero it then divides by), or the
+  finite: an intermediate value overflowed, or underflowed to a zero it then divides by; every
+  element, where it raises: JAX's Cholesky returns NaN where NumPy's raises), or the
   float64 reference does with the float parameters rounded to `d` (an ``eps`` of 1e-8 is 0 in
   float16), `d` cannot hold that computation and the element is not compared. Both NaN also
   matches.
+- Where the port raises in `d` and the float64 reference returns, but the reference computing in
+  `d` raises too, or keeps no correct digit, in one of the rounding runs (a Cholesky factor of a
+  matrix that is positive definite only in float64), `d` cannot hold the problem: that call is
+  not compared, and the message says so. Elsewhere a raising port fails.
 
 Gradients
 ---------
@@ -87,11 +102,20 @@ of the interval spanned by the central difference `c` and the forward and backwa
   value between the slopes on either side is a correct gradient (a subgradient), and ports differ
   there (``jax.grad(jnp.abs)(0.0)`` is 1, PyTorch's is 0, the central difference gives 0). For a
   smooth function those slopes differ by about ``h * |f''|``, so a wrong gradient still fails.
-- a feature closer to x than the step (a clip to a tiny interval; a sine faster than the step):
-  where `g` lies outside, the one-sided differences are taken again with steps of h/10, h/100,
-  ..., as long as that rounding error over the step stays within the allowed room, 1e-3
-  of the slopes or a 16th of `g`'s distance from them; `g` matches where it lies between them at
-  one of those steps, within the allowed room and 4 times that rounding error.
+- a feature closer to x than the step (a clip to a tiny interval; a sine faster than the step;
+  an ``eps`` of 1e-12 in a norm): where `g` lies outside, the one-sided differences are taken
+  again with steps of h/10, h/100, ..., at most `FINER_STEPS` times, as long as that rounding
+  error over the step stays within the allowed room, 1e-3 of the slopes or a 16th of `g`'s
+  distance from them; `g` matches where it lies between them at one of those steps, within the
+  allowed room and 4 times that rounding error.
+- kinks that meet (ties in a sort, a kink at a tie: a 1-D Wasserstein distance of ``u = [0, 0]``):
+  autodiff picks one permutation and one side of each kink, a valid subgradient that need not
+  lie between each element's own one-sided differences. Where `g` still lies outside, central
+  differences are taken at up to `NEIGHBOURS` points near x (every element moved at random by
+  up to `NEARBY` times max(1, |x_i|), by a shift they share and one of their own); `g` matches
+  where it lies, within the allowed room, between the smallest and largest of them. At a
+  smooth point they all agree, to `NEARBY` times the curvature, so a wrong gradient still
+  fails.
 
 For draws with extreme values (up to 1e4), the tests ask for finiteness only (``compare_values=
 False``): a NaN gradient where the reference's differences are finite (an overflow in a branch a
@@ -100,6 +124,19 @@ bound to state. Elements where the reference is not finite a step or two away (t
 domain) are not compared; ``atol`` and ``rtol`` are `GRADIENT_TOLERANCE`. A missing gradient
 (None: no path from that operand to the result) counts as zero, which passes only where the
 differences say zero.
+
+No vacuous pass
+---------------
+A test that calls the harness must compare something: a value (or a gradient, a type, dtype and
+device on ``meta``), or a refusal on an edge case (an operand without elements or without axes,
+where the reference raising, and the port too, is the spec). A call whose reference refuses any
+other input compares nothing; where every call of a test did so (every hypothesis draw refused,
+every fixed operand refused), the test fails and says so: its inputs are outside what the
+reference accepts. Where nothing was compared and the target's dtype could not hold the problem
+for some of those calls (above), the test is skipped with that reason. ``pytest -v`` shows how
+many calls of each test compared (``PASSED (10 compared)``), and JUnit XML keeps it as the
+test's ``compared`` property. `over()` with no target to run (dtypes or backends no backend
+has) is an error when the test module is collected.
 """
 
 from __future__ import annotations
@@ -114,6 +151,8 @@ from .core import (
     TOLERANCES,
     Tolerance,
     not_yet_implemented,
+    tallied,
+    teststatus,
 )
 from .fixed import edge_operands, edge_shapes, sized_operands, sized_shapes
 from .gradients import assert_gradient_matches_reference
@@ -160,6 +199,8 @@ __all__ = [
     "shared_implementation",
     "sized_operands",
     "sized_shapes",
+    "tallied",
     "targets",
+    "teststatus",
     "with_defaults",
 ]

@@ -3,14 +3,16 @@ test, the numbers its rules use (tolerances, room, steps), and how it calls a fu
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import re
 import warnings
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from numpy.typing import NDArray
 
 #: A public function of the package, e.g. ``softmax``.
@@ -67,8 +69,12 @@ TOLERANCES: Mapping[str, Tolerance] = {
 ROOM = 128.0
 #: Random nudges of the inputs that measure the sensitivity (the largest change counts).
 NUDGES = 8
-#: Runs of the reference in the target's dtype that measure its rounding (the first unnudged).
+#: Runs of the reference in the target's dtype that measure its rounding (the first unnudged),
+#: and how many at most where they disagree (an ill-conditioned problem: a heavy tail of errors).
 ROUNDINGS = 4
+ROUNDINGS_AT_MOST = 32
+#: Runs disagree where the largest error is more than this many times their median.
+DISAGREE = 4.0
 #: Float64 gradients against finite differences, on top of the differences' own error.
 GRADIENT_TOLERANCE = Tolerance(rtol=1e-6, atol=1e-8)
 #: The finite differences' step, relative to max(1, |x|): it balances their truncation error
@@ -76,6 +82,13 @@ GRADIENT_TOLERANCE = Tolerance(rtol=1e-6, atol=1e-8)
 DIFFERENCE_STEP = 6e-6
 #: How many times its estimated error a finite difference may be off by.
 DIFFERENCE_SAFETY = 4.0
+#: How many times the step is divided by 10 at most, for a feature closer than the step.
+FINER_STEPS = 12
+#: Points near x whose differences are taken where kinks may meet (enough to draw each ordering
+#: of a few tied elements), and how far away, relative to max(1, |x|): far beyond the step,
+#: close enough for curvature not to matter.
+NEIGHBOURS = 256
+NEARBY = 1e-3
 #: Values drawn where a `Spec` gives no range; with ``extremes``, also huge and tiny ones.
 VALUES = (-10.0, 10.0)
 
@@ -105,3 +118,62 @@ def _replace(
 
 def _call(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
     return function(*arguments, **parameters)
+
+
+@dataclass
+class Tally:
+    """What the harness's calls in one test compared (module docstring, "No vacuous pass")."""
+
+    calls: int = 0
+    compared: int = 0  # calls that compared a value (or an edge case's agreed refusal)
+    refused: int = 0  # calls where the reference raised, on an operand with elements and axes
+    excused: list[str] = field(default_factory=list)  # what the target's dtype cannot hold
+
+
+#: The tally of the test running now; conftest.py starts it before each test and reads it after.
+TALLY = Tally()
+
+
+def _count(outcome: str, reason: str = "") -> None:
+    """Note one call's outcome: "compared", "refused" or "excused" (with its `reason`)."""
+    TALLY.calls += 1
+    if outcome == "compared":
+        TALLY.compared += 1
+    elif outcome == "refused":
+        TALLY.refused += 1
+    else:
+        TALLY.excused.append(reason)
+
+
+@contextlib.contextmanager
+def tallied(item: pytest.Item) -> Iterator[None]:
+    """Around one test's call (conftest.py): count what the harness compares, note the count as
+    the test's ``compared`` property (pytest -v shows it, JUnit XML keeps it), and fail a test
+    that called the harness but compared nothing; skip it, with the reason, where only the
+    target's dtype stood in the way."""
+    __tracebackhide__ = True
+    global TALLY  # noqa: PLW0603 - one test at a time, as pytest runs them
+    TALLY = Tally()
+    yield
+    if not TALLY.calls:
+        return  # a test of the reference alone, or of the rejection of bad inputs
+    item.user_properties.append(("compared", TALLY.compared))
+    if TALLY.compared:
+        return
+    if TALLY.excused:
+        pytest.skip(f"nothing compared: {TALLY.excused[0]}; this dtype cannot hold the problem")
+    pytest.fail(
+        f"this test compared nothing: the NumPy reference refused every input it was given "
+        f"({TALLY.refused} calls; the port refused them too). Its inputs are outside what the "
+        "reference accepts: check the test's SPEC (shapes, sides, values), the parameters its "
+        "draw() gives, or the fixed operands, and call the reference on one of them to see why."
+    )
+
+
+def teststatus(report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+    """A passed test's status with how many calls compared values: ``PASSED (10 compared)``
+    under ``pytest -v`` (conftest.py's `pytest_report_teststatus`)."""
+    compared = dict(report.user_properties).get("compared")
+    if report.when != "call" or not report.passed or compared is None:
+        return None
+    return "passed", ".", (f"PASSED ({compared} compared)", {"green": True})

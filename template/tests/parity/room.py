@@ -3,9 +3,9 @@ and its rounding, measured with the reference itself)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -14,9 +14,11 @@ from numpy.typing import NDArray
 
 from .backends import BACKENDS, _describe, to_numpy
 from .core import (
+    DISAGREE,
     NUDGES,
     ROOM,
     ROUNDINGS,
+    ROUNDINGS_AT_MOST,
     TOLERANCES,
     Function,
     Operands,
@@ -55,6 +57,8 @@ class Room:
     room: NDArray[np.float64] | float = 0.0
     #: Where the reference run in the dtype loses an element (inf or NaN; finite in float64).
     overflows: NDArray[np.bool_] | bool = False
+    #: Why the dtype cannot hold the computation at all (empty: it can).
+    broken: str = ""
 
 
 def assert_close(
@@ -147,23 +151,53 @@ def _quietly(
         return None
 
 
-class _Bfloat16(np.ndarray):
-    """A float32 array whose every ufunc result (arithmetic, reductions, matmul, exp, ...) is
-    rounded to bfloat16's 8 significant bits: the reference computing as bfloat16 hardware does,
-    each operation in float32 then rounded, without a bfloat16 type in NumPy."""
-
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        plain = [_plain(value) for value in inputs]
-        if "out" in kwargs:  # written into, then rounded: no second pass through this method
-            kwargs["out"] = tuple(_plain(value) for value in kwargs["out"])
-        result = getattr(ufunc, method)(*plain, **kwargs)
-        results = result if isinstance(result, tuple) else (result,)
-        rounded = tuple(_to_bfloat16(value) for value in results)
-        return rounded if isinstance(result, tuple) else rounded[0]
+def _rounded(
+    rounds: Callable[[Any], Any], ufunc: Any, method: str, inputs: Any, kwargs: Any
+) -> Any:
+    """A ufunc's result (arithmetic, reductions, matmul, exp, ...) on the plain arrays of
+    `inputs`, each result then rounded by `rounds`: the reference computing as other arithmetic
+    would."""
+    plain = [_plain(value) for value in inputs]
+    if "out" in kwargs:  # written into, then rounded: no second pass through this method
+        kwargs["out"] = tuple(_plain(value) for value in kwargs["out"])
+    result = getattr(ufunc, method)(*plain, **kwargs)
+    results = result if isinstance(result, tuple) else (result,)
+    rounded = tuple(rounds(value) for value in results)
+    return rounded if isinstance(result, tuple) else rounded[0]
 
 
 def _plain(value: Any) -> Any:
-    return value.view(np.ndarray) if isinstance(value, _Bfloat16) else value
+    return value.view(np.ndarray) if isinstance(value, _Bfloat16 | _RandomlyRounded) else value
+
+
+class _Bfloat16(np.ndarray):
+    """A float32 array whose every operation's result is rounded to bfloat16's 8 significant
+    bits, as bfloat16 hardware computes (NumPy has no bfloat16 type)."""
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return _rounded(_to_bfloat16, ufunc, method, inputs, kwargs)
+
+
+class _RandomlyRounded(np.ndarray):
+    """A float64 array whose every operation's result is moved by a random relative amount up to
+    `eps`: rounding in a dtype of that epsilon, in a random direction each time (Monte Carlo
+    arithmetic). Unlike a real rounding, it breaks exact cancellations (``x - mean(x)`` of one
+    value), as another order of the same operations, or a fused library kernel, does."""
+
+    eps: ClassVar[float] = 0.0
+    rng: ClassVar[np.random.Generator] = np.random.default_rng(2)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return _rounded(_randomly, ufunc, method, inputs, kwargs)
+
+
+def _randomly(value: Any) -> Any:
+    """`value` moved as `_RandomlyRounded` says; anything but a floating array as it is."""
+    array = np.asarray(value)
+    if array.dtype.kind != "f":
+        return value
+    nudge = _RandomlyRounded.rng.uniform(-1, 1, array.shape)
+    return np.asarray(array * (1 + _RandomlyRounded.eps * nudge)).view(_RandomlyRounded)
 
 
 def _to_bfloat16(value: Any) -> Any:
@@ -179,43 +213,98 @@ def _to_bfloat16(value: Any) -> Any:
     return np.where(np.isfinite(single), rounded.view(np.float32), single).view(_Bfloat16)
 
 
-def _rounding(function: Function, arguments: Operands, parameters: Parameters, dtype: str) -> Room:
-    """How far the reference run in `dtype` lands from its result in a wider dtype (module
-    docstring): the largest error over `ROUNDINGS` inputs, and where `dtype` loses an element."""
+@dataclass(frozen=True)
+class _Run:
+    """One way to run the reference with less precision: `cast` makes its floating inputs,
+    `wider` the dtype of the result it is compared with, whose error is scaled by `factor`;
+    `nudge`, the relative size of the nudges of the inputs; `own`: whether it computes in the
+    target's dtype itself (its failures are that dtype's)."""
+
+    cast: Callable[[NDArray[Any]], Any]
+    wider: Any
+    factor: float
+    nudge: float
+    own: bool
+
+
+def _runs(dtype: str) -> list[_Run]:
+    """The runs that measure the rounding of `dtype` (module docstring, "Values")."""
+    eps = float(torch.finfo(getattr(torch, dtype)).eps)
     wider = np.longdouble if np.finfo(np.longdouble).eps < np.finfo(np.float64).eps else None
-    # (run in, compare with, scale the error by): float32 emulates bfloat16 and float64, whose
-    # errors are the emulation's times the ratio of the epsilons; long double checks float64.
+    # float32 emulates bfloat16 and float64, whose errors are the emulation's times the ratio of
+    # the epsilons; long double checks float64.
     native = dtype if dtype in {"float32", "float16"} else "float32"
-    scale = float(torch.finfo(getattr(torch, dtype)).eps / np.finfo(native).eps)
-    runs: list[tuple[Any, Any, float]] = [(np.dtype(native), np.dtype(np.float64), scale)]
+    native_eps = float(np.finfo(native).eps)
+    runs = [
+        _Run(
+            lambda value: value.astype(native),
+            np.float64,
+            eps / native_eps,
+            64 * native_eps,
+            native == dtype,
+        ),
+        _Run(_randomly_rounded(eps), np.float64, 1.0, 64 * eps, True),
+    ]
     if dtype == "float64" and wider is not None:
-        runs.append((np.dtype(np.float64), np.dtype(wider), 1.0))
+        runs.append(_Run(lambda value: value.astype(np.float64), wider, 1.0, 64 * eps, True))
     if dtype == "bfloat16":
-        runs.append((_to_bfloat16, np.dtype(np.float64), 1.0))
+        runs.append(_Run(_to_bfloat16, np.float64, 1.0, 64 * eps, True))
+    return runs
+
+
+def _randomly_rounded(eps: float) -> Callable[[NDArray[Any]], Any]:
+    def cast(value: NDArray[Any]) -> Any:
+        _RandomlyRounded.eps = eps
+        return value.astype(np.float64).view(_RandomlyRounded)
+
+    return cast
+
+
+def _rounding(function: Function, arguments: Operands, parameters: Parameters, dtype: str) -> Room:
+    """How far the reference run with less precision lands from its result with more (module
+    docstring), the largest error over its runs; where `dtype` loses an element; and why `dtype`
+    cannot hold the computation, where a run in it raises or keeps no correct digit."""
     rng = np.random.default_rng(1)
+    _RandomlyRounded.rng = np.random.default_rng(2)
     largest = np.zeros(())
     overflows = np.zeros((), dtype=bool)
-    for low_dtype, high_dtype, factor in runs:
-        for attempt in range(ROUNDINGS):
+    errors: list[float] = []  # each run's largest error
+    scale = 0.0  # the result's largest magnitude
+    broken = ""
+    for attempt in range(ROUNDINGS_AT_MOST):
+        if attempt >= ROUNDINGS and not _disagree(errors, scale, dtype):
+            break
+        for run in _runs(dtype):
             # Nudges of many units in the last place: other roundings, the same conditioning.
-            eps = 0.0 if attempt == 0 else 64 * _epsilon(low_dtype)
             rounded = [
-                _cast(value, low_dtype) if value.dtype.kind == "f" else value
-                for value in _nudged(arguments, eps, rng, zeros=True)
+                run.cast(value) if value.dtype.kind == "f" else value
+                for value in _nudged(arguments, run.nudge if attempt else 0.0, rng, zeros=True)
             ]
             low = _quietly(function, rounded, parameters)
             high = _quietly(
                 function,
                 [
-                    value.view(np.ndarray).astype(high_dtype) if value.dtype.kind == "f" else value
+                    value.view(np.ndarray).astype(run.wider) if value.dtype.kind == "f" else value
                     for value in rounded
                 ],
                 parameters,
             )
-            if low is None or high is None or low.shape != high.shape:
-                continue  # a reference that refuses the dtype: no estimate from it
+            if high is None or (low is not None and low.shape != high.shape):
+                continue  # a reference that refuses these inputs: no estimate from them
+            if low is None and run.own:
+                broken = broken or f"the NumPy reference raises when it computes in {dtype}"
+                overflows = overflows | (dtype != "float64")  # every element lost, as below
+            if low is None:
+                continue
             error, lost = _apart(low, high)
-            largest = np.maximum(largest, factor * error)
+            largest = np.maximum(largest, run.factor * error)
+            with np.errstate(invalid="ignore"):
+                scale = max(scale, float(np.max(np.abs(high[np.isfinite(high)]), initial=0.0)))
+            errors.append(float(np.max(run.factor * error, initial=0.0)))
+            if run.own and np.any(error >= np.abs(high)) and np.any(high):
+                broken = broken or (
+                    f"the NumPy reference computing in {dtype} keeps no correct digit"
+                )
             if dtype != "float64":  # float32 has bfloat16's range, not float64's
                 overflows = overflows | lost
     if dtype != "float64":
@@ -228,7 +317,16 @@ def _rounding(function: Function, arguments: Operands, parameters: Parameters, d
         if low is not None and high is not None and low.shape == high.shape:
             error, lost = _apart(low, high)
             largest, overflows = np.maximum(largest, error), overflows | lost
-    return Room(largest, overflows)
+    return Room(largest, overflows, broken)
+
+
+def _disagree(errors: list[float], scale: float, dtype: str) -> bool:
+    """Whether the rounding runs so far disagree: the largest error is more than `DISAGREE`
+    times their median, and more than a few units in the last place of the result's `scale`
+    (below that, the tolerances cover it)."""
+    eps = float(torch.finfo(getattr(torch, dtype)).eps)
+    worst = max(errors, default=0.0)
+    return worst > DISAGREE * float(np.median(errors)) and worst > 16 * eps * scale
 
 
 def _apart(low: NDArray[np.float64], high: NDArray[np.float64]) -> tuple[NDArray[np.float64], Any]:
@@ -246,16 +344,6 @@ def _held(parameters: Parameters, dtype: str) -> dict[str, Any]:
         name: torch.tensor(value, dtype=held).item() if type(value) is float else value
         for name, value in parameters.items()
     }
-
-
-def _epsilon(dtype: Any) -> float:
-    """The epsilon of a NumPy dtype, or of bfloat16 for `_to_bfloat16`."""
-    return float(torch.finfo(torch.bfloat16).eps if dtype is _to_bfloat16 else np.finfo(dtype).eps)
-
-
-def _cast(value: NDArray[Any], dtype: Any) -> Any:
-    """`value` in a NumPy dtype, or rounded to bfloat16 by `_to_bfloat16`."""
-    return dtype(value) if dtype is _to_bfloat16 else value.astype(dtype)
 
 
 def _room(

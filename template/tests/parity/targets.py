@@ -60,8 +60,17 @@ def over(
     dtypes: Iterable[str] = DTYPES,
     devices: Iterable[str] = DEVICES,
 ) -> pytest.MarkDecorator:
-    """``@parity.over(...)``: run the test once per target, as its `target` argument."""
-    return pytest.mark.parametrize("target", targets(backends, dtypes, devices), ids=str)
+    """``@parity.over(...)``: run the test once per target, as its `target` argument; an error
+    where no backend of `BACKENDS` runs in those dtypes on those devices (a test without a target
+    would pass having compared nothing)."""
+    chosen = targets(backends, dtypes, devices)
+    if not chosen:
+        msg = (
+            f"parity.over({backends!r}, {list(dtypes)!r}, {list(devices)!r}): no target; "
+            f"the backends here are {list(BACKENDS)}, their dtypes and devices in BACKENDS"
+        )
+        raise ValueError(msg)
+    return pytest.mark.parametrize("target", chosen, ids=str)
 
 
 @functools.cache

@@ -12,7 +12,7 @@ import torch
 from numpy.typing import NDArray
 
 from .backends import BACKENDS, to_numpy
-from .core import Function, Operands, Parameters, Tolerance
+from .core import Function, Operands, Parameters, Tolerance, _count
 from .inputs import Spec
 from .room import Room, _room, assert_close
 from .targets import Target
@@ -90,19 +90,33 @@ def assert_compiled_matches_eager(
     ]
     compiled, count, how = compile_(functools.partial(function, **parameters), compiler)
     name = f"{how} of {function.__name__} on {target}"
+    compared = False
     for arguments in calls:
         expected, check = _close_to(function, target, arguments, parameters)
         what = f"{function.__name__} on {target}"
         eager = functools.partial(function, *arguments, **parameters)
-        eager_result = _port(eager, function, arguments, expected, what)
-        result = _port(functools.partial(compiled, *arguments), function, arguments, expected, name)
+        eager_result = _port(
+            eager, function, arguments, expected, what, parameters=parameters, dtype=target.dtype
+        )
+        result = _port(
+            functools.partial(compiled, *arguments),
+            function,
+            arguments,
+            expected,
+            name,
+            parameters=parameters,
+            dtype=target.dtype,
+        )
         if expected.error is None and result is not None and eager_result is not None:
             check(result, eager_result, name, tolerances)
+            compared = True
     if count() > 1:
         pytest.fail(
             f"{name} compiled {count()} times for two calls with the same shapes and dtypes: a "
             "guard failed on the second call (a changing Python value, .item(), a branch on data?)"
         )
+    if compared:
+        _count("compared")
 
 
 def _other_values(value: NDArray[Any]) -> NDArray[Any]:
@@ -145,9 +159,21 @@ def assert_vmap_matches_loop(
             ]
         )
 
-    looped = _port(loop, function, arguments, expected, f"{function.__name__} on {target}")
+    eager = f"{function.__name__} on {target}"
+    looped = _port(
+        loop, function, arguments, expected, eager, parameters=parameters, dtype=target.dtype
+    )
     in_dims = tuple(0 if mapped else None for mapped in batched)
     mapped = torch.func.vmap(functools.partial(function, **parameters), in_dims=in_dims)
-    result = _port(lambda: mapped(*arguments), function, arguments, expected, what)
+    result = _port(
+        lambda: mapped(*arguments),
+        function,
+        arguments,
+        expected,
+        what,
+        parameters=parameters,
+        dtype=target.dtype,
+    )
     if expected.error is None and result is not None and looped is not None:
         check(result, looped, what, tolerances)
+        _count("compared")

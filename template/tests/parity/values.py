@@ -21,10 +21,11 @@ from .core import (
     Operands,
     Parameters,
     Tolerance,
+    _count,
     _reference,
     not_yet_implemented,
 )
-from .room import _check_type_dtype_device, _room, assert_close
+from .room import _check_type_dtype_device, _room, _rounding, assert_close
 from .targets import Target
 
 
@@ -102,9 +103,14 @@ def _port(
     arguments: Sequence[Any],
     expected: Expected,
     what: str,
+    *,
+    parameters: Parameters | None = None,
+    dtype: str = "",
 ) -> Any:
     """`call()`, the target's computation, which must raise if and only if the reference raises,
-    and leave `arguments` alone. Returns its result, or None where it raised as it may."""
+    and leave `arguments` alone. Returns its result, or None where it raised as it may: where the
+    reference raises too, or where the reference computing in `dtype` cannot hold the problem
+    (given `parameters`); each such call is counted in the test's tally."""
     __tracebackhide__ = True
     before = _snapshot(arguments)
     try:
@@ -115,11 +121,19 @@ def _port(
         if not_yet_implemented(error):
             raise  # conftest reports it as XFAIL
         if expected.error is not None:
-            return None  # both raise: which exception is each backend's own choice
+            _count_refusal(arguments)  # both raise: which exception is each backend's own choice
+            return None
         shape = tuple(np.shape(to_numpy(expected.result)))
         if 0 in shape:
-            return None  # no element to disagree on: raising is as good as an empty result
+            _count("compared")  # no element to disagree on: raising is as good as an empty result
+            return None
         name = function.__name__
+        if parameters is not None and dtype:
+            inputs = [to_numpy(argument) for argument in arguments]
+            broken = _rounding(function, inputs, parameters, dtype).broken
+            if broken:
+                _count("excused", f"{what} raised {type(error).__name__}, and {broken}")
+                return None
         msg = (
             f"{what} raised {type(error).__name__}: {error}\nwhere the NumPy reference returns a "
             f"result of shape {shape}, for {_shapes(function, arguments)}. If such inputs are "
@@ -136,7 +150,17 @@ def _port(
             f"reference raises {type(refusal).__name__}: {refusal} (for "
             f"{_shapes(function, arguments)})"
         )
+    if expected.error is not None:
+        _count("compared")  # an empty result where the reference refuses: an edge case agreed
     return result
+
+
+def _count_refusal(arguments: Sequence[Any]) -> None:
+    """Count a refusal the port shares with the reference: a check of its own for an operand
+    without elements or axes (an edge case, where refusing is the spec); otherwise nothing was
+    compared."""
+    edge = any(0 in np.shape(argument) or not np.shape(argument) for argument in arguments)
+    _count("compared" if edge else "refused")
 
 
 def assert_matches_reference(
@@ -159,13 +183,16 @@ def assert_matches_reference(
     expected = _expected(function, arguments, parameters)
     what = f"{function.__name__} on {target}"
     call = functools.partial(BACKENDS[target.backend].call, function, arguments, parameters)
-    actual = _port(call, function, arguments, expected, what)
+    actual = _port(
+        call, function, arguments, expected, what, parameters=parameters, dtype=target.dtype
+    )
     if expected.error is None and actual is not None:
         inputs = [to_numpy(argument) for argument in arguments]
         room = _room(function, inputs, parameters, expected.result, target.dtype)
         assert_close(
             actual, expected.result, target=target, what=what, tolerances=tolerances, room=room
         )
+        _count("compared")
 
 
 def assert_keeps_type_dtype_device(
@@ -181,3 +208,4 @@ def assert_keeps_type_dtype_device(
     actual = _port(lambda: function(*arguments, **parameters), function, arguments, expected, what)
     if expected.error is None and actual is not None:
         _check_type_dtype_device(actual, np.shape(expected.result), target=target, what=what)
+        _count("compared")

@@ -1,0 +1,273 @@
+"""The harness's rules on algorithms of kinds the worked examples lack (issue 36): written into a
+generated repo as tests/test_harness_cases.py and run there by tests/test_harness_rules.py.
+
+Each algorithm is written as a researcher writes it (the NumPy reference, the PyTorch port, the
+JAX port where the case needs one), on the inputs where the harness once raised a false alarm.
+A test named ``test_correct_*`` must pass, ``test_bug_*`` (a realistic mistake in the port) must
+fail with a comparison, ``test_vacuous_*`` must fail because it compared nothing, and
+``test_excused_*`` must be skipped because its dtype cannot hold the problem.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import parity
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from parity import Target
+
+
+def _jnp() -> Any:
+    import jax.numpy as jnp
+
+    return jnp
+
+
+def logdet_gram(a: Any) -> Any:
+    """log det(a aᵀ) through the Cholesky factor L of a aᵀ: 2 Σ log L_ii."""
+    if isinstance(a, np.ndarray):
+        factor = np.linalg.cholesky(a @ a.T)
+        return np.asarray(2.0 * np.sum(np.log(np.diagonal(factor))))
+    factor = torch.linalg.cholesky(a @ a.T)
+    return 2.0 * torch.log(torch.diagonal(factor)).sum()
+
+
+def wasserstein_1d(u: Any, v: Any) -> Any:
+    """The 1-D Wasserstein distance of two samples of one size: mean |sort(u) - sort(v)|."""
+    if isinstance(u, np.ndarray):
+        return np.asarray(np.mean(np.abs(np.sort(u) - np.sort(v))))
+    if isinstance(u, torch.Tensor):
+        return (torch.sort(u).values - torch.sort(v).values).abs().mean()
+    jnp = _jnp()
+    return jnp.mean(jnp.abs(jnp.sort(u) - jnp.sort(v)))
+
+
+def sparsemax(x: Any) -> Any:
+    """The Euclidean projection of x onto the simplex, along the last axis: max(x - tau, 0), tau
+    such that the result sums to 1 (Martins and Astudillo, 2016)."""
+    if isinstance(x, np.ndarray):
+        return _sparsemax_numpy(x)
+    if isinstance(x, torch.Tensor):
+        return _sparsemax_pytorch(x)
+    return _sparsemax_jax(x)
+
+
+def _sparsemax_numpy(x: np.ndarray) -> np.ndarray:
+    z = -np.sort(-x, axis=-1)
+    k = np.arange(1, x.shape[-1] + 1, dtype=x.dtype)
+    cumulative = np.cumsum(z, axis=-1)
+    size = np.sum(1 + k * z > cumulative, axis=-1, keepdims=True)
+    tau = (np.take_along_axis(cumulative, size - 1, axis=-1) - 1) / size.astype(x.dtype)
+    projected: np.ndarray = np.maximum(x - tau, 0.0)
+    return projected
+
+
+def _sparsemax_pytorch(x: torch.Tensor) -> torch.Tensor:
+    z = torch.sort(x, dim=-1, descending=True).values
+    k = torch.arange(1, x.shape[-1] + 1, dtype=x.dtype, device=x.device)
+    cumulative = torch.cumsum(z, dim=-1)
+    size = (1 + k * z > cumulative).sum(dim=-1, keepdim=True)
+    tau = (torch.gather(cumulative, -1, size - 1) - 1) / size.to(x.dtype)
+    return torch.clamp(x - tau, min=0.0)
+
+
+def _sparsemax_jax(x: Any) -> Any:
+    jnp = _jnp()
+    z = -jnp.sort(-x, axis=-1)
+    k = jnp.arange(1, x.shape[-1] + 1, dtype=x.dtype)
+    cumulative = jnp.cumsum(z, axis=-1)
+    size = jnp.sum(1 + k * z > cumulative, axis=-1, keepdims=True)
+    tau = (jnp.take_along_axis(cumulative, size - 1, axis=-1) - 1) / size.astype(x.dtype)
+    return jnp.maximum(x - tau, 0.0)
+
+
+def contrastive(a: Any, b: Any, temperature: float = 0.5) -> Any:
+    """InfoNCE: the cross-entropy of the cosine similarities over `temperature`, row i of a
+    matching row i of b; a row is divided by max(its norm, 1e-12), as F.normalize does."""
+    if isinstance(a, np.ndarray):
+        za = a / np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), 1e-12)
+        zb = b / np.maximum(np.linalg.norm(b, axis=-1, keepdims=True), 1e-12)
+        logits = za @ zb.T / temperature
+        top = logits.max(axis=-1, keepdims=True)
+        log_p = logits - top - np.log(np.exp(logits - top).sum(axis=-1, keepdims=True))
+        return np.asarray(-np.mean(np.diagonal(log_p)))
+    za = torch.nn.functional.normalize(a, dim=-1)
+    zb = torch.nn.functional.normalize(b, dim=-1)
+    labels = torch.arange(a.shape[0], device=a.device)
+    return torch.nn.functional.cross_entropy(za @ zb.T / temperature, labels)
+
+
+def group_norm(x: Any, weight: Any, bias: Any, groups: int = 2, eps: float = 1e-5) -> Any:
+    """(x - mean) / sqrt(var + eps) * weight + bias, the mean and variance over each group of
+    channels (axis 1) and every position, weight and bias per channel."""
+    if isinstance(x, np.ndarray):
+        grouped = x.reshape(x.shape[0], groups, -1)
+        mean = grouped.mean(axis=-1, keepdims=True)
+        var = grouped.var(axis=-1, keepdims=True)
+        normalised = ((grouped - mean) / np.sqrt(var + eps)).reshape(x.shape)
+        per_channel = (-1,) + (1,) * (x.ndim - 2)
+        return normalised * weight.reshape(per_channel) + bias.reshape(per_channel)
+    return torch.nn.functional.group_norm(x, groups, weight, bias, eps=eps)
+
+
+def group_norm_wrong_eps(x: Any, weight: Any, bias: Any, groups: int = 2, eps: float = 1e-5) -> Any:
+    """The bug: eps added to the standard deviation, not to the variance."""
+    if isinstance(x, np.ndarray):
+        return group_norm(x, weight, bias, groups, eps)
+    grouped = x.reshape(x.shape[0], groups, -1)
+    mean = grouped.mean(dim=-1, keepdim=True)
+    std = grouped.var(dim=-1, keepdim=True, unbiased=False).sqrt()
+    normalised = ((grouped - mean) / (std + eps)).reshape(x.shape)
+    per_channel = (-1,) + (1,) * (x.ndim - 2)
+    return normalised * weight.reshape(per_channel) + bias.reshape(per_channel)
+
+
+def round_straight_through(x: Any) -> Any:
+    """The bug: round(x) with a straight-through gradient of 1, where the reference's is 0."""
+    if isinstance(x, np.ndarray):
+        return np.round(x)
+    return x + (torch.round(x) - x).detach()
+
+
+def labels_only(x: Any) -> Any:
+    """A reference that takes integer labels only: every floating draw is refused."""
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind != "i":
+            raise TypeError(f"labels_only takes integer labels, not {x.dtype}")
+        return np.asarray(x * 2)
+    if x.is_floating_point():
+        raise TypeError(f"labels_only takes integer labels, not {x.dtype}")
+    return x * 2
+
+
+def positive_only(x: Any) -> Any:
+    """sqrt of x, refusing a negative or 0-d x."""
+    if isinstance(x, np.ndarray):
+        if x.ndim == 0 or np.any(x < 0):
+            raise ValueError("positive_only takes a positive array with an axis")
+        return np.sqrt(x)
+    if x.ndim == 0 or bool((x < 0).any()):
+        raise ValueError("positive_only takes a positive array with an axis")
+    return torch.sqrt(x)
+
+
+def _nearly_singular(seed: int) -> np.ndarray:
+    """A 6x6 matrix of rank 3 plus noise of 1e-3: a aᵀ is positive definite, with a condition
+    number far beyond float32's."""
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(6, 3)) @ rng.normal(size=(3, 6)) + 1e-3 * rng.normal(size=(6, 6))
+
+
+def _one_value_per_group(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return tuple(rng.uniform(-10, 10, size=shape) for shape in [(2, 4, 1), (4,), (4,)])  # type: ignore[return-value]
+
+
+# --- Correct code -------------------------------------------------------------------------------
+
+
+@parity.over(["torch"], ["float32"])
+def test_correct_logdet_of_nearly_singular_matrices(target: Target) -> None:
+    # Ill-conditioned in float32: the room must reach the tail of float32's error, and a
+    # Cholesky that fails in float32 where the float64 reference succeeds is excused.
+    for seed in range(12):
+        parity.assert_matches_reference(logdet_gram, target, (_nearly_singular(seed),))
+
+
+@parity.over(["torch"], ["float64", "float32", "float16"])
+def test_correct_group_norm_with_one_value_per_group(target: Target) -> None:
+    # The reference cancels exactly (x - mean = 0); the fused kernel computes
+    # x * (rstd * weight) + (bias - mean * rstd * weight), and keeps eps times those terms.
+    for seed in range(4):
+        operands = _one_value_per_group(seed)
+        parity.assert_matches_reference(group_norm, target, operands, {"groups": 4})
+
+
+@parity.over(parity.PORTS, ["float64"])
+def test_correct_wasserstein_gradient_at_ties(target: Target) -> None:
+    # Autodiff pairs the tied u with v in one order, and takes one side of |0|: a valid
+    # subgradient outside each element's own one-sided differences.
+    for u, v in [([0.0, 0.0], [0.0, 1.0]), ([0.0, 1.0], [0.0, 0.0]), ([0.0, 0.0, 0.0], [0.0, 1.0, 1.0])]:
+        parity.assert_gradient_matches_reference(wasserstein_1d, target, (np.array(u), np.array(v)))
+
+
+@parity.over(parity.PORTS, ["float64"])
+def test_correct_sparsemax_gradient_at_the_edge_of_the_support(target: Target) -> None:
+    for x in ([0.0, 1.0], [[0.0, 1.0], [0.5, 0.5]], [1.0, 1.0, -1.0]):
+        parity.assert_gradient_matches_reference(sparsemax, target, (np.array(x),))
+
+
+@parity.over(["torch"], ["float64"])
+def test_correct_contrastive_gradient_at_zero_rows(target: Target) -> None:
+    # F.normalize divides a zero row by its eps of 1e-12: a slope of 1e12 within 1e-12 of x.
+    a = np.array([[0.0, 0.0, 0.0], [1.0, 2.0, -1.0]])
+    b = np.array([[0.5, -1.0, 2.0], [0.0, 0.0, 0.0]])
+    parity.assert_gradient_matches_reference(contrastive, target, (a, b))
+
+
+@parity.over(["torch"], ["float64"])
+def test_correct_refusal_of_an_edge_case(target: Target) -> None:
+    # The reference refuses a 0-d x, and so does the port: on an edge case, that is the check.
+    parity.assert_matches_reference(positive_only, target, (np.ones(()),))
+
+
+def test_correct_over_without_a_target_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no target"):
+        parity.over(["numpy"], ["bfloat16"])
+
+
+# --- Bugs that must still be caught -------------------------------------------------------------
+
+
+@parity.over(["torch"], ["float64", "float32"])
+def test_bug_group_norm_eps_on_the_standard_deviation(target: Target) -> None:
+    x, weight, bias = (np.random.default_rng(0).uniform(-2, 2, size=shape) for shape in [(2, 4, 3), (4,), (4,)])
+    parity.assert_matches_reference(group_norm_wrong_eps, target, (x * 1e-3, weight, bias))
+
+
+@parity.over(["torch"], ["float64"])
+def test_bug_straight_through_gradient_of_a_flat_function(target: Target) -> None:
+    # Exactly flat at 0: the reference's differences have no rounding error at all, so finer
+    # steps never stop for noise, down to the smallest float; the gradient of 1 must fail, fast.
+    parity.assert_gradient_matches_reference(round_straight_through, target, (np.zeros((6, 8)),))
+
+
+def wasserstein_sorted_apart(u: Any, v: Any) -> Any:
+    """The bug: u sorted apart from the graph (its sort "needs no gradient"): no gradient for u."""
+    if isinstance(u, np.ndarray):
+        return wasserstein_1d(u, v)
+    return (torch.sort(u.detach()).values - torch.sort(v).values).abs().mean()
+
+
+@parity.over(["torch"], ["float64"])
+def test_bug_wasserstein_gradient_cut_by_the_sort(target: Target) -> None:
+    # Away from ties and kinks the points nearby agree: a missing gradient fails there.
+    u, v = np.array([0.25, 0.5]), np.array([0.0, 1.0])
+    parity.assert_gradient_matches_reference(wasserstein_sorted_apart, target, (u, v))
+
+
+# --- Tests that compare nothing -----------------------------------------------------------------
+
+
+@parity.over(["torch"], ["float64"])
+@given(x=hnp.arrays(np.float64, st.integers(1, 4), elements=st.floats(-5, 5)))
+def test_vacuous_every_draw_refused(target: Target, x: np.ndarray) -> None:
+    parity.assert_matches_reference(labels_only, target, (x,))
+
+
+@parity.over(["torch"], ["float64"])
+def test_vacuous_vmap_of_refused_operands(target: Target) -> None:
+    parity.assert_vmap_matches_loop(positive_only, target, (-np.ones((2, 3)),))
+
+
+# --- A dtype that cannot hold the problem -------------------------------------------------------
+
+
+@parity.over(["torch"], ["float16"])
+def test_excused_cholesky_in_float16(target: Target) -> None:
+    parity.assert_matches_reference(logdet_gram, target, (_nearly_singular(0),))

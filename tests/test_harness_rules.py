@@ -1,0 +1,105 @@
+"""The harness's rules for ill-conditioned problems, exact cancellations, kinks that meet and tests
+that compare nothing (the generated repo's tests/parity/__init__.py states them), on algorithms of
+the kinds that raised false alarms: tests/harness_cases.py, written into a generated repo and run
+there with ``pytest -v``. Correct code passes and says how many calls it compared; planted bugs
+fail with a comparison; a test that compared nothing fails and says why; a dtype that cannot hold
+the problem skips with that reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from tests.render import Combination, Render
+
+CASES = Path(__file__).with_name("harness_cases.py")
+#: Nothing cached between runs: the repo is a fresh copy, without an example database.
+OPTIONS = ["-p", "no:cacheprovider"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One test of the cases on the CPU: passed, failed or skipped, with its message."""
+
+    outcome: str
+    message: str
+    compared: int | None  # the test's ``compared`` property, where it has one
+
+
+@dataclass(frozen=True)
+class Run:
+    outcomes: dict[str, Outcome]  # by test name, the CPU targets only
+    output: str
+
+
+@pytest.fixture(scope="module")
+def run(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    work = tmp_path_factory.mktemp("harness-rules")
+    repo = Path(shutil.copytree(rendered("cookiecutter", Combination("single", jax=True)), work / "repo"))
+    shutil.copy(CASES, repo / "tests" / "test_harness_cases.py")
+    env = {key: value for key, value in os.environ.items() if key not in {"REQUIRE_DEVICE", "CI"}}
+    junit = work / "junit.xml"
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/test_harness_cases.py", "-v", *OPTIONS, f"--junitxml={junit}"],
+        cwd=repo,
+        env=env | {"PYTHONPATH": str(repo / "src"), "HYPOTHESIS_PROFILE": "fast"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    outcomes = {}
+    for case in ElementTree.parse(junit).iter("testcase"):
+        name = case.get("name", "")
+        if "-cuda]" in name or "-mps]" in name:
+            continue
+        found = [child for child in case if child.tag in {"failure", "error", "skipped"}]
+        outcome = found[0].tag if found else "passed"
+        message = f"{found[0].get('message', '')}\n{found[0].text or ''}" if found else ""
+        compared = [int(p.get("value", "")) for p in case.iter("property") if p.get("name") == "compared"]
+        outcomes[name] = Outcome(outcome, message, compared[0] if compared else None)
+    return Run(outcomes, result.stdout + result.stderr)
+
+
+def _named(run: Run, prefix: str) -> dict[str, Outcome]:
+    found = {name: outcome for name, outcome in run.outcomes.items() if name.startswith(prefix)}
+    assert found, f"no test {prefix}* ran:\n{run.output[-3000:]}"
+    return found
+
+
+def test_correct_code_passes_and_says_how_many_calls_it_compared(run: Run) -> None:
+    for name, outcome in _named(run, "test_correct_").items():
+        assert outcome.outcome == "passed", f"{name}: {outcome.message}"
+        if "[" in name:  # a test over targets, which calls the harness
+            assert outcome.compared, f"{name} compared nothing"
+            assert f"{name} PASSED ({outcome.compared} compared)" in run.output
+
+
+def test_a_port_that_raises_where_its_dtype_cannot_hold_the_problem_is_excused(run: Run) -> None:
+    # Of 12 nearly singular matrices, float32 holds some: those are compared, the rest excused.
+    (logdet,) = _named(run, "test_correct_logdet_").values()
+    assert logdet.compared is not None
+    assert 0 < logdet.compared < 12
+    for name, outcome in _named(run, "test_excused_").items():
+        assert outcome.outcome == "skipped", f"{name}: {outcome.message}"
+        assert "this dtype cannot hold the problem" in outcome.message
+        assert "the NumPy reference raises when it computes in float16" in outcome.message
+
+
+def test_planted_bugs_still_fail_with_a_comparison(run: Run) -> None:
+    for name, outcome in _named(run, "test_bug_").items():
+        assert outcome.outcome == "failure", f"{name} passed: the bug was not caught"
+        assert "differs from" in outcome.message or "is missing" in outcome.message, outcome.message
+
+
+def test_a_test_that_compared_nothing_fails_and_says_why(run: Run) -> None:
+    for name, outcome in _named(run, "test_vacuous_").items():
+        assert outcome.outcome == "failure", f"{name}: {outcome.outcome}"
+        assert "this test compared nothing: the NumPy reference refused every input" in outcome.message
