@@ -213,6 +213,9 @@ def parse_parameter(spec: str) -> Parameter:
     """`spec`, e.g. ``'scale: float | None = None'``, as a `Parameter`; refused if it is not
     one Python parameter with a type made of `TYPE_NAMES` and a literal default."""
     how = "write it as 'NAME: TYPE = DEFAULT', e.g. --param 'axis: int = -1'"
+    name = re.split(r"[:=\s]", spec.strip(), maxsplit=1)[0]
+    if keyword.iskeyword(name):  # before Python's parser, which would only say "invalid syntax"
+        check_name(name, "parameter")
     source = f"def f({spec}): pass"
     try:
         function = ast.parse(source).body[0]

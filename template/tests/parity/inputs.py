@@ -70,8 +70,8 @@ class Spec:
     multiples
         The letters whose size must be a multiple of a number, a letter or an int parameter:
         ``{"d": 2}`` an even size (rotary embeddings: pairs of features), ``{"c": "groups"}``
-        channels that split into groups. The sizes drawn are the multiples within `sides`
-        (at least one: the smallest, where none is below ``max_side``).
+        channels that split into groups. The sizes drawn are the multiples within `sides`;
+        for an unlisted letter, up to ``max_side`` or twice the multiple, the larger.
     values
         Each floating operand's values as ``(low, high)``, None for no bound:
         ``{"p": (0.0, 1.0)}``. Unlisted operands: `VALUES`, -10 to 10.
@@ -164,15 +164,16 @@ class Spec:
     def sizes(self, letter: str, known: Mapping[str, Any], max_side: int) -> range:
         """The sizes `letter` may take, given the sizes drawn before it and the parameters (in
         `known`): multiples of its `multiples` entry from its low bound to its high one, a number
-        capped at `max_side` (or at the smallest allowed size, where that is larger)."""
+        capped at `max_side` (or at the smallest allowed size, where that is larger); unlisted,
+        from the multiple to `max_side` or twice the multiple."""
         low, high = self.sides.get(letter, (1, None))
         step = _value(self.multiples.get(letter, 1), known)
         if step < 1:
             msg = f"multiples {letter!r}: {self.multiples[letter]!r} is {step}; it must be >= 1"
             raise ValueError(msg)
         first = -(-_value(low, known) // step) * step  # the smallest multiple from low on
-        if high is None:
-            last = max(max_side, first)
+        if high is None:  # two multiples at least: a mix-up of the groups shows only then
+            last = max(max_side, 2 * step)
         else:
             last = _value(high, known) if isinstance(high, str) else min(high, max(max_side, first))
         return range(first, last + 1, step)
