@@ -7,6 +7,11 @@ one shared implementation), `log_mean_exp(x, axis)`, and `huber(prediction, targ
 operands of one shape (the scaffold's default), 0-d included, and a float parameter. Their
 implementations replace the stubs' bodies; attention's operands are scaffolded with their axes
 (q:...ld k:...sd v:...se).
+
+`CONSTRAINED` holds algorithms whose inputs the `Spec` constrains (tests/test_constraints.py):
+`nll(logits, labels)`, integer labels below the number of classes; `rotary(x)`, rotary position
+embeddings of pairs of features (an even last axis); `group_sum(x, groups)`, sums over groups of
+channels (a multiple of the parameter `groups`).
 """
 
 from __future__ import annotations
@@ -24,6 +29,11 @@ COMMANDS = {
     "logsumexp": ["logsumexp", "x", "--param", "axis: int = -1"],
     "huber": ["huber", "prediction", "target", "--param", "delta: float = 1.0", "--array-api"],
     "log_mean_exp": ["log_mean_exp", "x", "--param", "axis: int = -1", "--array-api"],
+}
+CONSTRAINED = {
+    "nll": ["nll", "logits:...c", "labels:...:int<c"],
+    "rotary": ["rotary", "x:...ld", "--size", "d: even"],
+    "group_sum": ["group_sum", "x:...c", "--param", "groups: int = 2", "--size", "c: multiple of groups"],
 }
 BACKENDS = ("numpy", "pytorch", "jax")
 IMPLEMENTATIONS = {
@@ -66,6 +76,51 @@ IMPLEMENTATIONS = {
     mean = xp.mean(xp.exp(x - m), axis=axis, keepdims=True)
     return xp.squeeze(xp.log(mean) + m, axis=axis)""",
     },
+    "nll": {
+        "numpy": """m = logits.max(axis=-1, keepdims=True, initial=-np.inf)  # every exponent <= 0
+    log_probabilities = logits - m - np.log(np.exp(logits - m).sum(axis=-1, keepdims=True))
+    picked = np.take_along_axis(log_probabilities, labels[..., None], axis=-1)[..., 0]
+    return np.asarray(-picked.mean())""",
+        "pytorch": """log_probabilities = torch.log_softmax(logits, dim=-1)
+    return -torch.gather(log_probabilities, -1, labels.unsqueeze(-1)).mean()""",
+        "jax": """import jax
+    import jax.numpy as jnp
+
+    log_probabilities = jax.nn.log_softmax(logits, axis=-1)
+    return -jnp.mean(jnp.take_along_axis(log_probabilities, labels[..., None], axis=-1))""",
+    },
+    "rotary": {
+        "numpy": """length, d = x.shape[-2:]
+    frequencies = 10000.0 ** (-np.arange(0, d, 2) / d)  # one per pair of features
+    angles = np.arange(length)[:, None] * frequencies  # position times frequency
+    even, odd = x[..., 0::2], x[..., 1::2]
+    rotated = np.empty_like(x)
+    rotated[..., 0::2] = even * np.cos(angles) - odd * np.sin(angles)
+    rotated[..., 1::2] = even * np.sin(angles) + odd * np.cos(angles)
+    return rotated""",
+        "pytorch": """length, d = x.shape[-2:]
+    wide = torch.promote_types(x.dtype, torch.float32)  # the angles in float32 at least
+    frequencies = 10000.0 ** (-torch.arange(0, d, 2, dtype=wide, device=x.device) / d)
+    angles = torch.arange(length, dtype=wide, device=x.device)[:, None] * frequencies
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)""",
+        "jax": """import jax.numpy as jnp
+
+    length, d = x.shape[-2:]
+    wide = jnp.promote_types(x.dtype, jnp.float32)
+    frequencies = 10000.0 ** (-jnp.arange(0, d, 2, dtype=wide) / d)
+    angles = jnp.arange(length, dtype=wide)[:, None] * frequencies
+    cos, sin = jnp.cos(angles).astype(x.dtype), jnp.sin(angles).astype(x.dtype)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return jnp.stack([even * cos - odd * sin, even * sin + odd * cos], axis=-1).reshape(x.shape)""",
+    },
+    "group_sum": {
+        "numpy": """grouped = x.reshape(*x.shape[:-1], groups, x.shape[-1] // groups)
+    return grouped.sum(axis=-1)""",
+        "pytorch": """return x.reshape(*x.shape[:-1], groups, x.shape[-1] // groups).sum(dim=-1)""",
+        "jax": """return x.reshape(*x.shape[:-1], groups, x.shape[-1] // groups).sum(axis=-1)""",
+    },
     "huber": {
         "numpy": """residual = np.abs(prediction - target)
     losses = np.where(residual <= delta, 0.5 * residual**2, delta * (residual - 0.5 * delta))
@@ -79,7 +134,8 @@ IMPLEMENTATIONS = {
 
 
 def scaffold(repo: Path, algorithm: str) -> subprocess.CompletedProcess[str]:
-    return run([sys.executable, "scripts/new_algorithm.py", *COMMANDS[algorithm]], cwd=repo)
+    command = {**COMMANDS, **CONSTRAINED}[algorithm]
+    return run([sys.executable, "scripts/new_algorithm.py", *command], cwd=repo)
 
 
 def source(repo: Path, combination: Combination, algorithm: str, backend: str) -> Path:

@@ -1,6 +1,7 @@
 """The scaffold, `scripts/new_algorithm.py`, in every combination of options.
 
-It refuses bad names and specs with a message that says what to type, writing nothing; it
+It refuses bad names, specs and constraints with a message that says what is wrong (a keyword,
+the character of the axes) and what to type, writing nothing; it
 writes algorithms of any signature in the repo's layout, with the worked examples' shape, that
 pass the repo's own ruff and mypy; their tests report the stubs as not implemented yet, and
 pass once the stubs are written. That they never fail correct code, under any seed, is the
@@ -44,7 +45,9 @@ def pytest_in(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 REFUSED = [
     (["Layer-Norm"], "not a valid name: use a lower-case Python identifier"),
-    (["lambda"], "not a valid name"),
+    (["lambda"], "the algorithm 'lambda' is a Python keyword: choose another name, such as 'lambda_'"),
+    (["attention", "class"], "operand 'class' is a Python keyword"),
+    (["attention", "x", "--param", "lambda: float = 1.0"], "parameter 'lambda' is a Python keyword"),
     (["softmax"], "already exists: src/"),
     *[
         ([name], "would shadow a name the generated module or test uses")
@@ -61,8 +64,20 @@ REFUSED = [
     (["attention", "x", "--param", "scale: float = math.pi"], "the default must be a Python literal"),
     (["attention", "x", "--param", "torch: int = 1"], "parameter 'torch' would shadow"),
     (["attention", "x", "--param", "data: int = 1"], "parameter 'data' would shadow"),
-    (["rms_norm", "x:..d"], "operand 'x:..d': write NAME:AXES with AXES '...'"),
-    (["rms_norm", "x:...dd"], "one letter per axis, each once"),
+    (["rms_norm", "x:..d"], "operand 'x:..d': the '.' at position 0 of '..d' is not '...' at the start"),
+    (["rms_norm", "x:...dd"], "the letter 'd' appears twice in '...dd'; write NAME:AXES"),
+    (["rms_norm", "x:...dD"], "'D' at position 4 of '...dD' is not a letter a-z"),
+    (["nll", "logits:...c", "labels:int"], "operand 'labels:int': write its axes before ':int'"),
+    (["nll", "logits:...c", "labels:...:float"], "only ':int' may follow the axes"),
+    (["nll", "logits:...c", "labels:...:int<C"], "'C' is not a bound"),
+    (["nll", "logits:...c", "labels:...:int<k"], "'k' is neither a letter of the operands' axes (c) nor a parameter"),
+    (["nll", "labels:...:int<5"], "every operand is of integers"),
+    (["nll", "logits:...c", "labels:...:int<c", "--array-api"], "--array-api takes floating-point operands only"),
+    (["rotary", "x:...d", "--size", "d even"], "--size 'd even': write --size 'LETTER: RULE'"),
+    (["rotary", "x:...d", "--size", "e: even"], "no operand has an axis 'e'"),
+    (["rotary", "x:...d", "--size", "d: multiple of 0"], "'0' is not a bound"),
+    (["rotary", "x:...d", "--size", "d: multiple of g", "--param", "g: float = 2.0"], "'g' is neither a letter"),
+    (["rotary", "x:...d", "--size", "d: even", "--size", "d: multiple of 4"], "'d' has such a rule already"),
 ]
 
 

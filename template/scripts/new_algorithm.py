@@ -7,7 +7,19 @@ The operands (here q, k and v; by default one, x) are the array arguments, each 
 after a colon if it has any of its own (see `Spec` in tests/parity/inputs.py: "..." for batch
 axes, then a letter per axis, the same size wherever it repeats; "..." alone when omitted). Each
 `--param` is a plain Python value with a type and a default; its test draws it from a range that
-suits its name and type (see `Parameter.strategy`). This creates `attention` in the package,
+suits its name and type (see `Parameter.strategy`).
+
+An operand of integers (class labels, indices) ends in ``:int``, with the bound its values stay
+below: ``'labels:...:int<c'`` (labels below the size of axis c), ``'index:...:int<n_items'``
+(below an int --param), ``labels:...:int`` (below 10). Its dispatch takes integer arrays, and its
+tests draw them in that range. Each ``--size 'LETTER: RULE'`` constrains an axis's size:
+``'d: even'``, ``'c: multiple of groups'`` (an int --param, or a number, or a letter),
+``'e: 3h'`` (exactly three times h), ``'k: 1..n'`` (from 1 to n). A parameter named in a bound
+is drawn first, from 1 to 3, and the fixed inputs use its default.
+
+    python scripts/new_algorithm.py cross_entropy logits:...c 'labels:...:int<c'
+    python scripts/new_algorithm.py rotary x:...d --size 'd: even'
+ This creates `attention` in the package,
 laid out as `softmax` is (the public `attention`, then one private implementation per backend:
 `_attention_numpy`, the reference, and the ports), tests/test_attention.py, and exports
 `attention` from the package. With --array-api, laid out as `log_softmax` is instead: the reference
@@ -36,8 +48,9 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
 
@@ -53,6 +66,7 @@ MODULE_NAMES = frozenset(
         *("annotations", "overload", "TYPE_CHECKING", "np", "numpy", "torch", "jax", "jnp"),
         *("NDArray", "Array", "AnyArray", "dispatch_error", "is_jax_float", "NotYetImplemented"),
         *("ndarray", "Tensor", "TORCH_FLOATS", "array_namespace", "array_api_floats", "xp", "msg"),
+        *("TORCH_INTEGERS", "is_jax_integer", "integer_operands"),
     }
 )
 # Names the generated test module defines or imports: the algorithm, imported there, would
@@ -84,12 +98,23 @@ FLOAT_RANGES = {
         {"p", "prob", "probability", "rate", "dropout", "momentum", "smoothing", "quantile"}
     ),
 }
-# Per backend: the type of an array, and the check that an operand is a floating-point one.
+# Per backend: the type of an array, and the check that an operand is a floating-point one; the
+# same for an operand of integers.
 BACKENDS = {
     "numpy": ("NDArray[np.floating]", 'isinstance({0}, ndarray) and {0}.dtype.kind == "f"'),
     "pytorch": ("torch.Tensor", "isinstance({0}, Tensor) and {0}.dtype in TORCH_FLOATS"),
     "jax": ("jax.Array", "is_jax_float({0})"),
 }
+INTEGER_BACKENDS = {
+    "numpy": ("NDArray[np.integer]", 'isinstance({0}, ndarray) and {0}.dtype.kind in "iu"'),
+    "pytorch": ("torch.Tensor", "isinstance({0}, Tensor) and {0}.dtype in TORCH_INTEGERS"),
+    "jax": ("jax.Array", "is_jax_integer({0})"),
+}
+# A bound of an integer operand's values or of a size: a number, or a letter or an int parameter
+# with an optional whole factor ("3h").
+BOUND = re.compile(r"[0-9]+|([0-9]*)([a-z][a-z0-9_]*)")
+# An integer operand's values without a bound: from 0 to 9.
+INTEGER_HIGH = "10"
 # The shared implementation (--array-api): any Array API array (typed Any: `AnyArray`); one check
 # for all operands, which also refuses arrays of two libraries.
 ARRAY_API = ("AnyArray", "array_api_floats({0})")
@@ -100,6 +125,28 @@ EXAMPLE = "attention q:...ld k:...sd v:...se --param 'scale: float | None = None
 
 class Refused(ValueError):
     """An argument that cannot become part of the new algorithm; the message says why."""
+
+
+@dataclass
+class Constraints:
+    """What the operands' values and sizes must satisfy beyond their axes: the `Spec` fields
+    `integers`, `sides` and `multiples`, each bound as typed ("c", "3h", "2", "groups")."""
+
+    integers: dict[str, str] = field(default_factory=dict)  # operand -> its values stay below
+    sides: dict[str, tuple[str, str]] = field(default_factory=dict)  # letter -> (low, high)
+    multiples: dict[str, str] = field(default_factory=dict)  # letter -> its size a multiple of
+
+    def bounds(self) -> list[tuple[str, str]]:
+        """Each bound, with where it was typed (for messages)."""
+        found = [(high, f"operand {name!r} (int<{high})") for name, high in self.integers.items()]
+        found += [(b, f"--size '{letter}'") for letter, pair in self.sides.items() for b in pair]
+        found += [(b, f"--size '{letter}'") for letter, b in self.multiples.items()]
+        return found
+
+    def parameters(self, letters: str) -> list[str]:
+        """The names in the bounds that are not among `letters`: the parameters they read."""
+        names = [BOUND.fullmatch(bound)[2] for bound, _ in self.bounds()]  # type: ignore[index]
+        return list(dict.fromkeys(name for name in names if name and name not in letters))
 
 
 @dataclass(frozen=True)
@@ -142,13 +189,16 @@ class Parameter:
 def check_name(name: str, what: str, taken: frozenset[str] = MODULE_NAMES) -> None:
     """Refuse `name` as the name of `what` (the algorithm, an operand, a parameter), or as one
     of the `taken` names."""
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        msg = f"{what} {name!r} is a Python keyword: choose another name, such as '{name}_'"
+        raise Refused(msg)
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
         msg = (
             f"{what} {name!r} is not a valid name: use a lower-case Python identifier such as "
             "'layer_norm' (letters, digits and underscores, starting with a letter)"
         )
         raise Refused(msg)
-    if keyword.issoftkeyword(name) or name in taken:
+    if name in taken:
         msg = f"{what} {name!r} would shadow a name the generated module or test uses: rename it"
         raise Refused(msg)
     if name.startswith("test"):
@@ -163,6 +213,9 @@ def parse_parameter(spec: str) -> Parameter:
     """`spec`, e.g. ``'scale: float | None = None'``, as a `Parameter`; refused if it is not
     one Python parameter with a type made of `TYPE_NAMES` and a literal default."""
     how = "write it as 'NAME: TYPE = DEFAULT', e.g. --param 'axis: int = -1'"
+    name = re.split(r"[:=\s]", spec.strip(), maxsplit=1)[0]
+    if keyword.iskeyword(name):  # before Python's parser, which would only say "invalid syntax"
+        check_name(name, "parameter")
     source = f"def f({spec}): pass"
     try:
         function = ast.parse(source).body[0]
@@ -204,19 +257,108 @@ def parse_parameter(spec: str) -> Parameter:
     return Parameter(argument.arg, ast.unparse(argument.annotation), text)
 
 
-def parse_operand(spec: str) -> tuple[str, str]:
-    """`spec`, e.g. ``'weight:d'`` or ``'x'``, as (name, axes); the axes default to "...",
-    refused if they do not follow the grammar of `Spec` in tests/parity/inputs.py."""
-    name, _, axes = spec.partition(":")
+def parse_operand(spec: str) -> tuple[str, str, str | None]:
+    """`spec`, e.g. ``'weight:d'``, ``'x'`` or ``'labels:...:int<c'``, as (name, axes, the bound
+    an integer operand's values stay below, None for a floating one); the axes default to
+    "...", refused if they do not follow the grammar of `Spec` in tests/parity/inputs.py."""
+    how = (
+        "write NAME:AXES with AXES '...' (batch axes, shared by the operands that have them) "
+        "then one letter per axis, each once: 'x:...d', 'weight:d'"
+    )
+    name, _, rest = spec.partition(":")
+    axes, _, kind = rest.partition(":")
     axes = axes or "..."
+    if axes == "int" or axes.startswith("int<"):
+        msg = f"operand {spec!r}: write its axes before ':int', e.g. 'labels:...:int<c'"
+        raise Refused(msg)
     letters = axes.removeprefix("...")
-    if not re.fullmatch(r"(\.\.\.)?[a-z]*", axes) or len(set(letters)) < len(letters):
+    for position, character in enumerate(letters, start=len(axes) - len(letters)):
+        if character == ".":
+            problem = f"the '.' at position {position} of {axes!r} is not '...' at the start"
+        elif not "a" <= character <= "z":
+            problem = f"{character!r} at position {position} of {axes!r} is not a letter a-z"
+        elif letters.count(character) > 1:
+            problem = f"the letter {character!r} appears twice in {axes!r}"
+        else:
+            continue
+        msg = f"operand {spec!r}: {problem}; {how}"
+        raise Refused(msg)
+    if not kind:
+        return name, axes, None
+    found = re.fullmatch(r"int(?:<(.*))?", kind)
+    if found is None:
         msg = (
-            f"operand {spec!r}: write NAME:AXES with AXES '...' (batch axes, shared by the "
-            "operands that have them) then one letter per axis, each once: 'x:...d', 'weight:d'"
+            f"operand {spec!r}: only ':int' may follow the axes (an operand of integers), with "
+            "the bound its values stay below: 'labels:...:int<c'"
         )
         raise Refused(msg)
-    return name, axes
+    high = INTEGER_HIGH if found[1] is None else found[1]
+    if not BOUND.fullmatch(high):
+        msg = (
+            f"operand {spec!r}: {high!r} is not a bound; write a number, a letter of the axes or "
+            "an int --param, with an optional factor: 'labels:...:int<c', 'index:...:int<2n'"
+        )
+        raise Refused(msg)
+    return name, axes, high
+
+
+def parse_size(spec: str, constraints: Constraints) -> None:
+    """Add `spec`, e.g. ``'d: even'``, to `constraints`: a size that is even, a multiple of a
+    bound (``'c: multiple of groups'``), within bounds (``'k: 1..n'``) or one (``'e: 3h'``)."""
+    how = (
+        "write --size 'LETTER: RULE' with RULE 'even', 'multiple of B', 'LOW..HIGH' or B, where "
+        "B is a number, or a letter or an int --param with an optional factor: 'd: even', "
+        "'c: multiple of groups', 'k: 1..n', 'e: 3h'"
+    )
+    letter, colon, rule = spec.partition(":")
+    letter, rule = letter.strip(), " ".join(rule.split())
+    if not colon or not re.fullmatch(r"[a-z]", letter):
+        msg = f"--size {spec!r}: {how}"
+        raise Refused(msg)
+    multiple = "2" if rule == "even" else rule.removeprefix("multiple of ")
+    within = [bound.strip() for bound in rule.split("..")]
+    bounds = [multiple] if multiple != rule else within if len(within) == 2 else [rule]
+    for bound in bounds:
+        if not BOUND.fullmatch(bound) or (multiple != rule and bound == "0"):
+            msg = f"--size {spec!r}: {bound!r} is not a bound; {how}"
+            raise Refused(msg)
+    taken = constraints.multiples if multiple != rule else constraints.sides
+    if letter in taken:
+        msg = f"--size {spec!r}: {letter!r} has such a rule already; give each rule once"
+        raise Refused(msg)
+    if multiple != rule:
+        constraints.multiples[letter] = multiple
+    else:
+        constraints.sides[letter] = (bounds[0], bounds[-1])
+
+
+def check_constraints(
+    constraints: Constraints, operands: dict[str, str], parameters: list[Parameter], shared: bool
+) -> None:
+    """Refuse a --size on a letter no operand has, and a bound that names neither a letter of
+    the operands nor an int parameter."""
+    letters = "".join(dict.fromkeys("".join(axes.strip(".") for axes in operands.values())))
+    for letter in {*constraints.sides, *constraints.multiples} - set(letters):
+        msg = f"--size '{letter}: ...': no operand has an axis {letter!r} (the axes: {letters})"
+        raise Refused(msg)
+    ints = [parameter.name for parameter in parameters if parameter.type == "int"]
+    for bound, where in constraints.bounds():
+        name = BOUND.fullmatch(bound)[2]  # type: ignore[index]  # checked when parsed
+        if name and name not in letters and name not in ints:
+            msg = (
+                f"{where}: {name!r} is neither a letter of the operands' axes ({letters}) nor a "
+                f"parameter of type int (--param '{name}: int = 2')"
+            )
+            raise Refused(msg)
+    if set(constraints.integers) == set(operands):
+        msg = "every operand is of integers: give the algorithm a floating-point one too"
+        raise Refused(msg)
+    if shared and constraints.integers:
+        msg = (
+            "--array-api takes floating-point operands only: leave it out for an operand of "
+            f"integers ({', '.join(constraints.integers)}), one port per backend"
+        )
+        raise Refused(msg)
 
 
 def check_signature(
@@ -279,28 +421,53 @@ def braced(items: Iterable[str]) -> str:
     return "{" + ", ".join(items) + "}"
 
 
-def signature(operands: list[str], array_type: str, parameters: list[str]) -> str:
-    return ", ".join([f"{operand}: {array_type}" for operand in operands] + parameters)
+def array_type(backend: str, operand: str, integers: dict[str, str]) -> str:
+    """The type of `operand` on `backend`: an array of integers where it is one of `integers`."""
+    return (INTEGER_BACKENDS if operand in integers else BACKENDS)[backend][0]
+
+
+def signature(operands: list[str], types: list[str], parameters: list[str]) -> str:
+    typed = [f"{operand}: {kind}" for operand, kind in zip(operands, types, strict=True)]
+    return ", ".join(typed + parameters)
 
 
 def public_function(
-    repo: Repo, name: str, operands: list[str], parameters: list[Parameter], shared: bool
+    repo: Repo,
+    name: str,
+    operands: list[str],
+    parameters: list[Parameter],
+    integers: dict[str, str],
+    shared: bool,
 ) -> str:
     """The public function: its overloads, signature, docstring and dispatch; with `shared`, to
-    the reference or the shared implementation."""
+    the reference or the shared implementation; `integers`: the operands of integers, with the
+    bound their values stay below."""
     with_defaults = [f"{p.name}: {p.type} = {p.default}" for p in parameters]
-    overloads = [
-        f"@overload\ndef {name}({signature(operands, array, with_defaults)}) -> {array}: ..."
-        for array, _ in (BACKENDS[backend] for backend in repo.backends)
-    ]
-    types = SHARED_TYPES if shared else " or ".join(BACKENDS[b][0] for b in repo.backends)
-    documented = [f"    {o} : {types}\n        TODO: shape, dtype and meaning.\n" for o in operands]
+    overloads = []
+    for backend in repo.backends:
+        types = [array_type(backend, operand, integers) for operand in operands]
+        result = BACKENDS[backend][0]
+        overloads.append(
+            f"@overload\ndef {name}({signature(operands, types, with_defaults)}) -> {result}: ..."
+        )
+    meaning = {o: f"; integers from 0 up to (not including) {integers[o]}" for o in integers}
+    documented = []
+    for o in operands:
+        kinds = " or ".join(array_type(backend, o, integers) for backend in repo.backends)
+        accepted = SHARED_TYPES if shared else kinds
+        meant = meaning.get(o, "")
+        documented.append(f"    {o} : {accepted}\n        TODO: shape and meaning{meant}.\n")
     documented += [
         f"    {p.name} : {p.type}, default {p.default}\n        TODO: what it sets.\n"
         for p in parameters
     ]
     arguments = ", ".join([*operands, *(parameter.name for parameter in parameters)])
-    checks = {b: " and ".join(BACKENDS[b][1].format(o) for o in operands) for b in repo.backends}
+    checks = {
+        b: " and ".join(
+            (INTEGER_BACKENDS if o in integers else BACKENDS)[b][1].format(o) for o in operands
+        )
+        for b in repo.backends
+    }
     if shared:
         checks = {"numpy": checks["numpy"], "array_api": ARRAY_API[1].format(", ".join(operands))}
     branches = [
@@ -308,23 +475,39 @@ def public_function(
         for backend, check in checks.items()
     ]
     keywords = ", ".join(f"{operand}={operand}" for operand in operands)
+    raises = "If an operand is not an array of one of those types, if the operands come from "
+    if integers:
+        keywords = f"integer_operands={tuple(integers)!r}, {keywords}".replace("'", '"')
+        floats = ", ".join(operand for operand in operands if operand not in integers)
+        raises += f"different backends, if {', '.join(integers)} holds anything but integers, "
+        raises += f"or if {floats} holds anything but floating point."
+    else:
+        raises += "different backends, or if one holds integers."
     return skeleton(
         "public.py.tmpl",
         name=name,
         overloads="\n".join(overloads),
-        signature=signature(operands, "Array", with_defaults),
+        signature=signature(operands, ["Array"] * len(operands), with_defaults),
         parameters_doc="".join(documented),
+        raises=textwrap.fill(raises, 96, initial_indent=" " * 8, subsequent_indent=" " * 8),
         branches="\n".join(branches),
         keywords=keywords,
     ).rstrip("\n")
 
 
 def private_function(
-    name: str, backend: str, operands: list[str], parameters: list[Parameter]
+    name: str,
+    backend: str,
+    operands: list[str],
+    parameters: list[Parameter],
+    integers: dict[str, str],
 ) -> str:
     """A backend's stub (or the shared implementation's), with the full signature."""
-    array_type = ARRAY_API[0] if backend == "array_api" else BACKENDS[backend][0]
-    arguments = signature(operands, array_type, [f"{p.name}: {p.type}" for p in parameters])
+    if backend == "array_api":
+        types = [ARRAY_API[0]] * len(operands)
+    else:
+        types = [array_type(backend, operand, integers) for operand in operands]
+    arguments = signature(operands, types, [f"{p.name}: {p.type}" for p in parameters])
     names = ", ".join([*operands, *(p.name for p in parameters)])
     text = skeleton(
         f"{backend}.py.tmpl",
@@ -336,20 +519,39 @@ def private_function(
     return text.rstrip("\n")
 
 
+def literal(bound: str) -> str:
+    """`bound` as Python source: a number as it is, a letter or a parameter as a string."""
+    return bound if bound.isdigit() else json.dumps(bound)
+
+
 def test_module(
-    repo: Repo, name: str, operands: dict[str, str], parameters: list[Parameter], shared: bool
+    repo: Repo,
+    name: str,
+    operands: dict[str, str],
+    parameters: list[Parameter],
+    constraints: Constraints,
+    shared: bool,
 ) -> str:
     """The test module: what it draws, filled in; the tests themselves, from the skeleton; with
-    `shared`, on every Array API library (`parity.ARRAY_API`)."""
+    `shared`, on every Array API library (`parity.ARRAY_API`). A parameter that a bound names is
+    drawn before the operands, which depend on it; the fixed operands use its default."""
     first = next(iter(operands))
-    drawn = [(parameter, parameter.strategy(first)) for parameter in parameters]
+    letters = "".join(axes.removeprefix("...") for axes in operands.values())
+    tied = constraints.parameters(letters)
+    drawn = [
+        (parameter, "st.integers(1, 3)" if parameter.name in tied else parameter.strategy(first))
+        for parameter in parameters
+    ]
     strategies = " ".join(strategy or "" for _, strategy in drawn)
     axis = next((p.name for p, strategy in drawn if strategy and p.name in AXIS_NAMES), None)
+    before = [f'    {n} = data.draw(st.integers(1, 3), label="{n}")\n' for n in tied]
     lines = []
     if first not in DRAW_NAMES and (f"{first}." in strategies or "size" in strategies):
         lines.append(f"    {first} = operands[0]")
     # The axis first: a size is the length of the axis drawn (or of the last axis).
     for parameter, strategy in sorted(drawn, key=lambda item: item[0].name != axis):
+        if parameter.name in tied:
+            continue
         if "size" in (strategy or "") and "    size = " not in "\n".join(lines):
             operand = "operands[0]" if first in DRAW_NAMES else first
             lines.append(f"    size = {operand}.shape[{axis or -1}]")
@@ -361,15 +563,23 @@ def test_module(
         entries.insert(0, "**DEFAULTS")
         lines.append(f"    # TODO: draw {', '.join(fixed)} too (from DEFAULTS until then)")
     lines.append(f"    return operands, {braced(entries)}")
-    letters = "".join(axes.removeprefix("...") for axes in operands.values())
     needs_axis = axis is not None or ("size" in strategies and not operands[first].strip("."))
+    bounds = constraints.sides.items()
     return skeleton(
         "test.py.tmpl",
         name=name,
         package=repo.package,
         shapes=braced(f'"{operand}": "{axes}"' for operand, axes in operands.items()),
         min_dims="1" if needs_axis and not letters else "0",
+        sides=braced(f'"{k}": ({literal(low)}, {literal(high)})' for k, (low, high) in bounds),
+        multiples=braced(f'"{k}": {literal(b)}' for k, b in constraints.multiples.items()),
+        integers=braced(f'"{k}": (0, {literal(b)})' for k, b in constraints.integers.items()),
         defaults=braced(f'"{p.name}": {p.default}' for p in parameters),
+        draw_first="".join(before),
+        given=f", parameters={braced(f'{n!r}: {n}' for n in tied)}".replace("'", '"')
+        if tied
+        else "",
+        fixed=", parameters=DEFAULTS" if tied else "",
         draw_parameters="\n".join(lines),
         unpack=", ".join(operands) if len(operands) > 1 else f"({first},)",
         operands=", ".join(operands),
@@ -381,25 +591,52 @@ def test_module(
     )
 
 
+def imported_order(name: str) -> tuple[int, str]:
+    """isort's order of imported names: constants, classes, then functions."""
+    return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+
+def dispatch_imports(repo: Repo, operands: list[str], integers: dict[str, str]) -> list[str]:
+    """The names the public function imports from `_dispatch`, in isort's order: constants,
+    classes, functions."""
+    kinds = {operand in integers for operand in operands}
+    names = ["dispatch_error"]
+    names += ["TORCH_FLOATS"] if False in kinds else []
+    names += ["TORCH_INTEGERS"] if True in kinds else []
+    if repo.jax:
+        names += ["is_jax_float"] if False in kinds else []
+        names += ["is_jax_integer"] if True in kinds else []
+    return sorted(names, key=imported_order)
+
+
 def files(
-    repo: Repo, name: str, operands: dict[str, str], parameters: list[Parameter], shared: bool
+    repo: Repo,
+    name: str,
+    operands: dict[str, str],
+    parameters: list[Parameter],
+    constraints: Constraints,
+    shared: bool,
 ) -> dict[Path, str]:
     """The new files and their text, in this repo's layout; `operands` maps each operand's name
     to its axes; `shared`: the reference and one Array API implementation (--array-api)."""
     names = list(operands)
-    public = public_function(repo, name, names, parameters, shared)
+    integers = constraints.integers
+    public = public_function(repo, name, names, parameters, integers, shared)
     backends = ["numpy", "array_api"] if shared else repo.backends
-    private = {b: private_function(name, b, names, parameters) for b in backends}
+    private = {b: private_function(name, b, names, parameters, integers) for b in backends}
     jax = repo.jax
     fields = {"name": name, "type_imports": "    import jax\n" if jax else ""}
-    if not shared:  # the Array API skeletons spell their imports out
-        fields["dispatch"] = "dispatch_error, is_jax_float" if jax else "dispatch_error"
+    imported = dispatch_imports(repo, names, integers)
     style = "_array_api" if shared else ""
     if repo.layout == "single":
+        if not shared:  # the Array API skeletons spell their imports out
+            with_stubs = [*imported, "NotYetImplemented"]
+            fields["dispatch"] = ", ".join(sorted(with_stubs, key=imported_order))
         body = "\n\n\n".join([public, *private.values()])
         path = repo.source / f"{name}.py"
         module = {path: skeleton(f"module{style}.py.tmpl", **fields, body=body)}
     else:
+        fields["dispatch"] = ", ".join(imported)
         fields["imports"] = "".join(f"from .{b}_impl import _{name}_{b}\n" for b in sorted(private))
         module = {repo.source / name / "__init__.py": skeleton("__init__.py.tmpl", **fields)}
         api = skeleton(f"api{style}.py.tmpl", **fields, body=public)
@@ -407,7 +644,7 @@ def files(
         for backend, text in private.items():
             path = repo.source / name / f"{backend}_impl.py"
             module[path] = skeleton(f"{backend}_impl.py.tmpl", **fields, body=text)
-    test = test_module(repo, name, operands, parameters, shared)
+    test = test_module(repo, name, operands, parameters, constraints, shared)
     return {**module, TESTS / f"test_{name}.py": test}
 
 
@@ -456,7 +693,9 @@ def export(init: Path, name: str) -> bool:
     start, end = exported[0].lineno, exported[0].end_lineno or exported[0].lineno
     if any("#" in line for line in lines[start - 1 : end]):
         return False
-    import_lines = sorted({*lines[first - 1 : last], f"from .{name} import {name}\n"}, key=natural)
+    new_import = f"from .{name} import {name}\n"
+    by_module = lambda line: natural(line.split()[1])  # as isort: a before a2
+    import_lines = sorted({*lines[first - 1 : last], new_import}, key=by_module)
     assert isinstance(exported[0].value, ast.List)
     current = [
         item.value
@@ -474,8 +713,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Create a new algorithm from its signature: stubs in this repo's layout, "
         "exported from the package, and its tests.",
-        epilog="example, attention with three operands and an optional parameter:\n"
-        f"  python scripts/new_algorithm.py {EXAMPLE}",
+        epilog="examples: attention with three operands and an optional parameter; a loss of\n"
+        "logits and integer labels below their number of classes; rotary embeddings of an\n"
+        "even number of features\n"
+        f"  python scripts/new_algorithm.py {EXAMPLE}\n"
+        "  python scripts/new_algorithm.py cross_entropy logits:...c 'labels:...:int<c'\n"
+        "  python scripts/new_algorithm.py rotary x:...d --size 'd: even'",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("name", help="the function's name, a lower-case identifier: attention")
@@ -483,7 +726,9 @@ def main(argv: list[str] | None = None) -> int:
         "operands",
         nargs="*",
         default=["x"],
-        help="the array arguments, each NAME or NAME:AXES (default: x): x:...d weight:d",
+        help="the array arguments, each NAME or NAME:AXES (default: x): x:...d weight:d; "
+        "NAME:AXES:int<BOUND for integers below BOUND (a number, a letter of the axes or an int "
+        "--param): 'labels:...:int<c'",
     )
     parser.add_argument(
         "--param",
@@ -491,6 +736,14 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         metavar="'NAME: TYPE = DEFAULT'",
         help="a plain Python argument, e.g. 'scale: float | None = None' (repeat for several)",
+    )
+    parser.add_argument(
+        "--size",
+        action="append",
+        default=[],
+        metavar="'LETTER: RULE'",
+        help="a rule for an axis's size: 'd: even', 'c: multiple of groups' (a number, a letter "
+        "or an int --param), 'k: 1..n', 'e: 3h' (three times h); repeat for several",
     )
     parser.add_argument(
         "--array-api",
@@ -501,15 +754,19 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     repo = Repo.read()
     try:
-        operands = dict(parse_operand(spec) for spec in arguments.operands)
+        parsed = [parse_operand(spec) for spec in arguments.operands]
+        operands = {name: axes for name, axes, _ in parsed}
+        constraints = Constraints({name: high for name, _, high in parsed if high is not None})
         parameters = [parse_parameter(spec) for spec in arguments.param]
-        names = [spec.partition(":")[0] for spec in arguments.operands]
-        check_signature(repo, arguments.name, names, parameters)
+        for spec in arguments.size:
+            parse_size(spec, constraints)
+        check_signature(repo, arguments.name, [name for name, _, _ in parsed], parameters)
+        check_constraints(constraints, operands, parameters, arguments.array_api)
     except Refused as refused:
         parser.error(str(refused))
     name = arguments.name
     shared = arguments.array_api
-    written = files(repo, name, operands, parameters, shared)
+    written = files(repo, name, operands, parameters, constraints, shared)
     # Everything written before anything is printed: output cut short (`| head`, a closed
     # terminal) cannot leave the algorithm half made.
     for path, text in written.items():

@@ -1,6 +1,7 @@
 """Test configuration: required devices, hypothesis profiles, numerics pinned for the session.
 
-- Targets on a missing device (CUDA, MPS) are skipped with the reason. ``--require-device cuda``
+- Targets on a missing device (CUDA, MPS), or in a dtype that the test module's ``SPEC`` leaves
+  out of its ``dtypes``, are skipped with the reason. ``--require-device cuda``
   or ``REQUIRE_DEVICE=cuda`` (comma-separated for several) turns those skips into failures, for
   runs that must exercise a GPU.
 - Hypothesis profiles: ``fast`` by default (a few examples, the suite runs in seconds; a failing
@@ -103,6 +104,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(f"{reason}, but --require-device or REQUIRE_DEVICE asks for it")
     if reason is not None:
         pytest.skip(reason)
+    spec = getattr(getattr(item, "module", None), "SPEC", None)
+    if isinstance(spec, parity.Spec) and target.dtype not in spec.dtypes:
+        pytest.skip(f"{target.dtype}: not among the dtypes its SPEC supports {spec.dtypes}")
 
 
 # How many modules were loaded when `freeze_what_imports_made` last froze the heap.

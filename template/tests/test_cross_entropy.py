@@ -19,8 +19,8 @@ from parity import Target, Tolerance
 # --- What the tests draw ----------------------------------------------------------------------
 
 #: What cross_entropy takes, declared once for every helper below (`parity.Spec` says more):
-#: logits (..., C) and integer labels (...) in [0, C).
-SPEC = parity.Spec(shapes={"logits": "...c", "labels": "..."})
+#: logits (..., C) and integer labels (...) from 0 up to, not including, C.
+SPEC = parity.Spec(shapes={"logits": "...c", "labels": "..."}, integers={"labels": (0, "c")})
 #: A result matches where |result - reference| <= atol + rtol * |reference| + the room that the
 #: reference's own sensitivity and rounding give (see `parity`). rtol and atol per dtype, here
 #: overriding `parity.TOLERANCES`, e.g. {"bfloat16": Tolerance(rtol=0.05, atol=0.01)}.
@@ -30,19 +30,14 @@ Call = tuple[tuple[NDArray[Any], ...], dict[str, Any]]
 
 
 def draw(data: st.DataObject, target: Target, *, extremes: bool = False, max_side: int = 5) -> Call:
-    """Logits and labels with the shapes `SPEC` allows."""
-    shapes = data.draw(parity.shapes(target, SPEC, max_side=max_side), label="shapes")
-    logits = data.draw(parity.arrays(target, shapes["logits"], extremes=extremes), label="logits")
-    labels = data.draw(parity.labels(shapes["labels"], shapes["logits"][-1]), label="labels")
-    return (logits, labels), {}
+    """Logits and labels as `SPEC` allows."""
+    drawn = parity.operands(target, SPEC, max_side=max_side, extremes=extremes)
+    return data.draw(drawn, label="operands"), {}
 
 
 def benchmark_inputs(size: int) -> Call:
     """One call with about `size` logits (for benchmarks/), as `SPEC` allows."""
-    shapes = parity.sized_shapes(SPEC, size)
-    rng = np.random.default_rng(0)
-    logits = rng.normal(size=shapes["logits"])
-    return (logits, rng.integers(0, logits.shape[-1], size=shapes["labels"])), {}
+    return parity.sized_operands(SPEC, size), {}
 
 
 LOGITS = np.random.default_rng(0).normal(size=(2, 3))
@@ -108,9 +103,7 @@ def test_large_logits_do_not_overflow(target: Target) -> None:
 def test_edge_shapes(target: Target, case: str) -> None:
     # "smallest": one row of one class and a 0-d label; "empty": no classes at all, which the
     # reference refuses (a maximum of nothing), and so must every port.
-    shapes = parity.edge_shapes(SPEC)[case]
-    operands = (np.ones(shapes["logits"]), np.zeros(shapes["labels"], dtype=np.int64))
-    parity.assert_matches_reference(cross_entropy, target, operands)
+    parity.assert_matches_reference(cross_entropy, target, parity.edge_operands(SPEC, case))
 
 
 @parity.over(devices=["meta"])

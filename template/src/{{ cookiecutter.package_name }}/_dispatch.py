@@ -1,15 +1,16 @@
 """What the public functions share for their dispatch on the array backend.
 
 Each public function checks its operands itself, so the dispatch stays visible where it happens:
-each branch takes floating-point arrays of one backend (``isinstance(x, ndarray) and
-x.dtype.kind == "f"``). `ndarray` and `Tensor` are imported by name: looking up ``np.ndarray`` at
-every call would add a fifth to the dispatch. This module holds the shared pieces only: `Array`,
-the type of any array the public functions accept, and `AnyArray`, what a shared implementation
-takes (for type checkers); `TORCH_FLOATS`;
-`is_jax_float`, the check that takes more than an `isinstance`; `array_api_floats`, the check of
-an algorithm with one shared implementation for every Array API library; the errors for operands
-that no branch accepts, built only then; and `NotYetImplemented`, what a function raises for what
-is not written yet.
+each branch takes arrays of one backend, floating point (``isinstance(x, ndarray) and
+x.dtype.kind == "f"``) or, for an operand of integers such as class labels, integer
+(``x.dtype.kind in "iu"``). `ndarray` and `Tensor` are imported by name: looking up
+``np.ndarray`` at every call would add a fifth to the dispatch. This module holds the shared
+pieces only: `Array`, the type of any array the public functions accept, and `AnyArray`, what a
+shared implementation takes (for type checkers); `TORCH_FLOATS` and `TORCH_INTEGERS`;
+`is_jax_float` and `is_jax_integer`, the checks that take more than an `isinstance`;
+`array_api_floats`, the check of an algorithm with one shared implementation for every Array API
+library; the errors for operands that no branch accepts, built only then; and
+`NotYetImplemented`, what a function raises for what is not written yet.
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ TORCH_FLOATS = frozenset(
     for dtype in vars(torch).values()
     if isinstance(dtype, torch.dtype) and dtype.is_floating_point
 )
+# PyTorch's integer dtypes (booleans and quantized types are not integers to compute with).
+TORCH_INTEGERS = frozenset(
+    dtype
+    for dtype in vars(torch).values()
+    if isinstance(dtype, torch.dtype) and str(dtype).startswith(("torch.int", "torch.uint"))
+)
 
 
 class NotYetImplemented(NotImplementedError):
@@ -67,6 +74,17 @@ def is_jax_array(x: object) -> TypeGuard[jax.Array]:
 def is_jax_float(x: object) -> TypeGuard[jax.Array]:
     """Whether `x` is a JAX array of floating point (bfloat16, whose kind is "V", included)."""
     return is_jax_array(x) and (x.dtype.kind == "f" or x.dtype.name == "bfloat16")
+
+
+def is_jax_integer(x: object) -> TypeGuard[jax.Array]:
+    """Whether `x` is a JAX array of integers (signed or unsigned; booleans are not)."""
+    return is_jax_array(x) and x.dtype.kind in "iu"
+
+
+def _integer(x: Any) -> bool:
+    if isinstance(x, torch.Tensor):
+        return x.dtype in TORCH_INTEGERS
+    return bool(getattr(getattr(x, "dtype", None), "kind", "") in ("i", "u"))
 
 
 def array_api_floats(*operands: object) -> bool:
@@ -114,11 +132,17 @@ def _floating(x: Any) -> bool:
     return array_api_floats(x)  # another Array API library's array
 
 
-def dispatch_error(function: Callable[..., object], **operands: object) -> TypeError:
+def dispatch_error(
+    function: Callable[..., object],
+    /,
+    integer_operands: tuple[str, ...] = (),
+    **operands: object,
+) -> TypeError:
     """The error for operands that no branch of `function` accepts, saying why: one that is not
     an array; operands from two backends; JAX arrays for a function without a JAX port; integers
     or booleans (each backend would promote them its own way, so the same call would give
-    different dtypes).
+    different dtypes); for the operands named in `integer_operands` (class labels, indices),
+    anything but integers.
 
     Built only after dispatch has failed, so it costs nothing on the fast path.
     """
@@ -143,7 +167,12 @@ def dispatch_error(function: Callable[..., object], **operands: object) -> TypeE
             f'`_{name}_numpy`, and its branch in {name}() (see README.md, "Switch JAX on later")'
         )
     for operand, value in operands.items():
-        if not _floating(value):
+        if operand in integer_operands and not _integer(value):
+            return TypeError(
+                f"{name}() got {operand} of dtype {getattr(value, 'dtype', '?')}; expected "
+                f"integers (convert it first: {operand}.astype(np.int64), {operand}.long(), ...)"
+            )
+        if operand not in integer_operands and not _floating(value):
             return TypeError(
                 f"{name}() got {operand} of dtype {getattr(value, 'dtype', '?')}; expected "
                 "floating point (convert it first: x.astype(np.float32), x.float(), ...)"
@@ -168,7 +197,7 @@ def require_floating(function: Callable[..., object], **operands: object) -> Non
     this first; it stays so that they keep working after an update."""
     for operand, value in operands.items():
         if backend(value) is not None and not _floating(value):
-            raise dispatch_error(function, **{operand: value})
+            raise dispatch_error(function, (), **{operand: value})
 
 
 def _type_name(value: object) -> str:

@@ -4,6 +4,7 @@ operands of a given size (for benchmarks and the fixed-input tests)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -11,27 +12,41 @@ from numpy.typing import NDArray
 from .inputs import Spec, _as_spec, _resolve
 
 
-def _fill(spec: Spec, name: str) -> float:
-    """A value `name` may take: 1 where its range allows it, else the middle of its range."""
+def _fill(spec: Spec, name: str, found: Mapping[str, tuple[int, ...]], parameters: Any) -> Any:
+    """An array of `name`'s shape in `found` with one value it may take: its lowest integer, 1
+    where its range allows it, else the middle of its range."""
+    if name in spec.integers:
+        return np.full(found[name], spec.integer_range(name, found, parameters)[0], np.int64)
     low, high = _resolve(spec.value_range(name))
-    return 1.0 if low <= 1.0 <= high else (low + high) / 2
+    return np.full(found[name], 1.0 if low <= 1.0 <= high else (low + high) / 2)
 
 
-def edge_operands(spec: Spec, case: str) -> tuple[NDArray[np.float64], ...]:
+def edge_operands(
+    spec: Spec, case: str, *, parameters: Mapping[str, Any] | None = None
+) -> tuple[NDArray[Any], ...]:
     """Fixed operands for an edge case: "smallest" (each letter at its smallest size, the fewest
-    batch axes of size 1: 0-d operands where `min_dims` is 0) or "empty" (every side 0)."""
-    found = edge_shapes(spec)[case]
-    return tuple(np.full(found[name], _fill(spec, name)) for name in spec.shapes)
+    batch axes of size 1: 0-d operands where `min_dims` is 0) or "empty" (every side 0);
+    `parameters`: the values of those that the spec's bounds name (``DEFAULTS``)."""
+    parameters = parameters or {}
+    found = edge_shapes(spec, parameters=parameters)[case]
+    return tuple(_fill(spec, name, found, parameters) for name in spec.shapes)
 
 
 def edge_shapes(
-    spec: Spec | Mapping[str, str], *, min_dims: int | None = None
+    spec: Spec | Mapping[str, str],
+    *,
+    min_dims: int | None = None,
+    parameters: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[str, tuple[int, ...]]]:
     """The shapes of `edge_operands`, by case, then by operand."""
     spec = _as_spec(spec, min_dims)
     smallest: dict[str, int] = {}
     for letter in spec.order():
-        smallest[letter] = spec.bounds(letter, smallest, 1)[0]
+        allowed = spec.sizes(letter, {**(parameters or {}), **smallest}, 1)
+        if not allowed:
+            msg = f"{letter!r}: the Spec allows no size for it ({spec.sides}, {spec.multiples})"
+            raise ValueError(msg)
+        smallest[letter] = allowed[0]
     return {
         "smallest": spec.build((1,) * spec.min_dims, smallest),
         "empty": spec.build((0,) * max(spec.min_dims, 1), dict.fromkeys(spec.letters, 0)),
@@ -39,16 +54,26 @@ def edge_shapes(
 
 
 def sized_operands(
-    spec: Spec, size: int, *, min_dims: int | None = None, seed: int = 0
-) -> tuple[NDArray[np.float64], ...]:
+    spec: Spec,
+    size: int,
+    *,
+    min_dims: int | None = None,
+    seed: int = 0,
+    parameters: Mapping[str, Any] | None = None,
+) -> tuple[NDArray[Any], ...]:
     """Fixed random operands with about `size` elements in the largest (for benchmarks and the
-    fixed-input tests): standard normal values, or uniform within a declared range."""
+    fixed-input tests): standard normal values, or uniform within a declared range; integers
+    uniform within theirs. `parameters`: the values of those that the spec's bounds name."""
     spec = _as_spec(spec, min_dims)
-    found = sized_shapes(spec, size)
+    parameters = parameters or {}
+    found = sized_shapes(spec, size, parameters=parameters)
     rng = np.random.default_rng(seed)
-    drawn = []
+    drawn: list[NDArray[Any]] = []
     for name in spec.shapes:
-        if name in spec.values:
+        if name in spec.integers:
+            low, high = spec.integer_range(name, found, parameters)
+            drawn.append(rng.integers(low, max(low + 1, high), size=found[name]))
+        elif name in spec.values:
             drawn.append(rng.uniform(*_resolve(spec.value_range(name)), size=found[name]))
         else:
             drawn.append(rng.normal(size=found[name]))
@@ -56,15 +81,23 @@ def sized_operands(
 
 
 def sized_shapes(
-    spec: Spec | Mapping[str, str], size: int, *, min_dims: int | None = None
+    spec: Spec | Mapping[str, str],
+    size: int,
+    *,
+    min_dims: int | None = None,
+    parameters: Mapping[str, Any] | None = None,
 ) -> dict[str, tuple[int, ...]]:
-    """The shapes of `sized_operands`: two axes or more, every side about the same."""
+    """The shapes of `sized_operands`: two axes or more, every side about the same (the allowed
+    size nearest to it)."""
     spec = _as_spec(spec, min_dims)
     longest = max(len(dims.removeprefix("...")) for dims in spec.shapes.values())
     count = max(spec.min_dims, 2 - longest)
     side = max(1, round(size ** (1 / (count + longest))))
     sides: dict[str, int] = {}
     for letter in spec.order():
-        low, high = spec.bounds(letter, sides, side)
-        sides[letter] = max(low, min(high, side))
+        allowed = spec.sizes(letter, {**(parameters or {}), **sides}, side)
+        if not allowed:
+            msg = f"{letter!r}: the Spec allows no size for it ({spec.sides}, {spec.multiples})"
+            raise ValueError(msg)
+        sides[letter] = min(allowed, key=lambda found: abs(found - side))
     return spec.build((side,) * count, sides)

@@ -37,6 +37,8 @@ def assert_rejects_unsupported(
     - for each operand replaced by a list, a Python float or an `ArrayLike`;
     - for each floating operand replaced by integers, on every backend the function has (each
       would promote them differently, so the package refuses them);
+    - for each operand of integers (class labels, indices: `Spec.integers`) replaced by floats,
+      on every backend, naming the operand and asking for integers;
     - with several operands, for operands from two such backends (naming both).
 
     `backends`: those the function takes (`ARRAY_API` for a shared implementation).
@@ -57,16 +59,19 @@ def assert_rejects_unsupported(
             arguments = _replace(operands, [position], [wrong])
             with pytest.raises(TypeError, match=rf"{name}\(\) got .*{type_name}.*; expected numpy"):
                 function(*arguments, **parameters)
-        if value.dtype.kind != "f":
+        if value.dtype.kind not in "fiu":
             continue
+        integers = value.dtype.kind != "f"
+        wrong = value.astype(float if integers else int)
+        expected = rf"{name}\(\) got .*float.*; expected integers" if integers else None
         for backend in available:
             make = Target(backend, "float64").asarray
-            arguments = [make(item) for item in _replace(operands, [position], [value.astype(int)])]
+            arguments = [make(item) for item in _replace(operands, [position], [wrong])]
             with pytest.raises(TypeError) as raised:
                 function(*arguments, **parameters)
             # A backend without a branch yet says so instead; its parity tests report it (XFAIL).
             if not not_yet_implemented(raised.value):
-                raised.match(rf"{name}\(\) got .*int.*; expected floating")
+                raised.match(expected or rf"{name}\(\) got .*int.*; expected floating")
     for first, rest in itertools.permutations(available, 2) if len(operands) > 1 else []:
         arguments = [Target(first, "float64").asarray(operands[0])]
         arguments += [Target(rest, "float64").asarray(value) for value in operands[1:]]
