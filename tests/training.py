@@ -67,5 +67,5 @@ def running(argument: str) -> list[str]:
 
 def assert_same_run(actual: Path, expected: Path) -> None:
     """The two runs took the same steps: same losses and final parameters within the tolerance."""
-    torch.testing.assert_close(record(actual)["losses"], record(expected)["losses"], rtol=RTOL, atol=ATOL)
+    torch.testing.assert_close(record(actual)["history"], record(expected)["history"], rtol=RTOL, atol=ATOL)
     torch.testing.assert_close(parameters(actual), parameters(expected), rtol=RTOL, atol=ATOL)
