@@ -1,7 +1,7 @@
 """Turn a sweep's runs into a paper's table and figures: a row per setting, never two sweeps mixed.
 
     python scripts/results.py
-    python scripts/results.py --sweep runs/sweeps/example-20260101-120000.json
+    python scripts/results.py --sweep runs/sweeps/<id>.json
     python scripts/results.py --each
 
 By default the latest sweep (runs/sweeps/*.json, written by scripts/sweep.py); `--sweep` one or
@@ -85,6 +85,11 @@ def setting_of(arguments: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in sorted(arguments.items()) if key not in NOT_A_SETTING}
 
 
+def without_made_by(setting: dict[str, Any]) -> dict[str, Any]:
+    """A setting's arguments alone: all a run that did not finish has."""
+    return {key: value for key, value in setting.items() if key not in ("world_size", "code")}
+
+
 def collect(listing: dict[str, Any]) -> list[Row]:
     """The sweep's runs by setting; a run that did not finish joins its arguments' first row."""
     rows: dict[str, Row] = {}
@@ -100,7 +105,7 @@ def collect(listing: dict[str, Any]) -> list[Row]:
             state = "started" if run.get("output") and folder.exists() else "never started"
             unfinished.append((setting_of(run["arguments"]), f"{run.get('output')} ({state})"))
     for arguments, name in unfinished:
-        same = [row for row in rows.values() if setting_of(row.setting) == arguments]
+        same = [row for row in rows.values() if without_made_by(row.setting) == arguments]
         unset = {**arguments, "world_size": None, "code": None}
         row = same[0] if same else rows.setdefault(json.dumps(unset), Row(unset))
         row.unfinished.append(name)
