@@ -76,11 +76,16 @@ def problem_with(args: argparse.Namespace, world_size: int) -> str | None:
 
 
 @torch.no_grad()
-def evaluate(model: torch.nn.Module, points: torch.Tensor, labels: torch.Tensor) -> list[float]:
+def evaluate(
+    model: torch.nn.Module, points: torch.Tensor, labels: torch.Tensor, prefix: str = ""
+) -> dict[str, float]:
     """Mean cross-entropy and accuracy of the model on these points."""
     logits = model(points)
     accuracy = (softmax(logits).argmax(dim=-1) == labels).float().mean()
-    return [cross_entropy(logits, labels).item(), accuracy.item()]
+    return {
+        f"{prefix}loss": cross_entropy(logits, labels).item(),
+        f"{prefix}accuracy": accuracy.item(),
+    }
 
 
 def train(args: argparse.Namespace, run: Run) -> None:
@@ -88,8 +93,9 @@ def train(args: argparse.Namespace, run: Run) -> None:
     generator = torch.Generator().manual_seed(args.seed)
     points, labels = make_blobs(args.samples + HELD_OUT, FEATURES, CLASSES, generator)
     points, labels = points.to(run.device), labels.to(run.device)
-    data = TensorDataset(points[: args.samples], labels[: args.samples])
-    held_out = points[args.samples :], labels[args.samples :]
+    n = args.samples
+    training, held_out = (points[:n], labels[:n]), (points[n:], labels[n:])
+    data = TensorDataset(*training)
     # The same permutation of the data in every process; process r takes its items r, r+N, ...,
     # so the k-th local batches of all processes together make the k-th global batch.
     sampler: DistributedSampler[tuple[torch.Tensor, ...]]
@@ -112,17 +118,8 @@ def train(args: argparse.Namespace, run: Run) -> None:
                 loss.backward()
                 optimizer.step()
                 run.step_done(epoch, batch)  # stops here on SIGTERM or SIGUSR1
-        loss, accuracy = evaluate(model, *data.tensors)
-        held_out_loss, held_out_accuracy = evaluate(model, *held_out)
-        run.end_epoch(
-            epoch,
-            {
-                "loss": loss,
-                "accuracy": accuracy,
-                "held_out_loss": held_out_loss,
-                "held_out_accuracy": held_out_accuracy,
-            },
-        )
+        metrics = evaluate(model, *training) | evaluate(model, *held_out, "held_out_")
+        run.end_epoch(epoch, metrics)
     run.finish(data={"samples": args.samples, "held_out": HELD_OUT})
 
 
