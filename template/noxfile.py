@@ -287,11 +287,11 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def results(session: nox.Session) -> None:
-    """Collect the runs under runs/ into results/: a table per setting (Markdown, CSV) and a plot.
+    """The latest sweep's table (Markdown, CSV, LaTeX) and figures, in results/<sweep id>/.
 
-    Options after `--`, e.g. `-- --sweep runs/sweeps/<id>.json` for one sweep's runs only.
+    Options after `--`, e.g. `-- --sweep runs/sweeps/<id>.json` or `-- --each` (every sweep).
     """
-    session.install(dev_tool("matplotlib"))  # reading the records needs no torch
+    session.install(*nox.project.dependency_groups(PYPROJECT, "results"))  # no torch needed
     session.run("python", RESULTS_SCRIPT, *session.posargs)
 
 

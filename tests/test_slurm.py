@@ -75,7 +75,7 @@ def test_two_node_job_takes_the_steps_of_one_process(slurm: Cluster, repos: dict
     assert info["NodeList"] == "n[1-2]", info
 
     job_record = record(repo / "runs" / job)
-    assert job_record["world_size"] == 2
+    assert job_record["made_by"]["world_size"] == 2
     assert job_record["arguments"] == {**record(repo / "runs/one")["arguments"], "output": f"runs/{job}"}
     assert_same_run(repo / "runs" / job, repo / "runs/one")
     assert log_of(repo, job).count("epoch ") == 6  # process 0 alone reports
@@ -92,7 +92,7 @@ def assert_stopped_once_and_resumed(folder: Path, log: str, signal_name: str, un
     assert 0 < first["stopped"]["batch"] < 64, "stopped mid-epoch, at a step boundary"
     assert second["resumed_from"] == {key: first["stopped"][key] for key in ("epoch", "batch", "step")}
     assert second["stopped"] is None
-    assert run["losses"] == record(uninterrupted)["losses"]
+    assert run["history"] == record(uninterrupted)["history"]
     assert run["parameters_sha256"] == record(uninterrupted)["parameters_sha256"]
     assert "start 1," in log
     assert "start 2," in log

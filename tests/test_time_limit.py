@@ -57,6 +57,6 @@ def test_job_at_its_time_limit_requeues_itself_and_finishes(slurm: Cluster, rend
         assert after["restart_count"] > before["restart_count"]
     assert starts[-1]["stopped"] is None
     assert log.count("train.sbatch: time-limit warning") >= len(starts) - 1
-    assert record(repo / "runs" / job)["losses"] == record(repo / "runs/whole")["losses"]
+    assert record(repo / "runs" / job)["history"] == record(repo / "runs/whole")["history"]
     assert record(repo / "runs" / job)["parameters_sha256"] == record(repo / "runs/whole")["parameters_sha256"]
     print(f"{epochs} epochs: sbatch to done {seconds:.1f} s, {len(starts)} starts, stops at {starts[0]['stopped']}")

@@ -34,7 +34,7 @@ def repo(rendered: Render, request: pytest.FixtureRequest, tmp_path: Path) -> Pa
 @pytest.mark.slow
 def test_training_example_learns(repo: Path) -> None:
     output, _ = train(repo, "--epochs", "3")
-    losses = [float(loss) for loss in re.findall(r"loss (\d+\.\d+)", output)]
+    losses = [float(loss) for loss in re.findall(r"/\d+  loss (\d+\.\d+)", output)]
     assert len(losses) == 4, output
     assert losses == sorted(losses, reverse=True), output
     assert losses[-1] < 0.25 * losses[0], output
@@ -57,7 +57,7 @@ def test_two_processes_take_the_steps_of_one(repo: Path) -> None:
     log_one, seconds_one = train(repo, "--output", "runs/one")
     log_two, seconds_two = train(repo, "--output", "runs/two", processes=2)
     one, two = record(repo / "runs/one"), record(repo / "runs/two")
-    assert (one["world_size"], two["world_size"]) == (1, 2)
+    assert (one["made_by"]["world_size"], two["made_by"]["world_size"]) == (1, 2)
     assert one["arguments"]["batch_size"] == two["arguments"]["batch_size"] == 128
     assert_same_run(repo / "runs/two", repo / "runs/one")
     # Only process 0 reports: one line per epoch (and the one before training), as with one process.
@@ -103,7 +103,7 @@ def test_run_stopped_mid_epoch_ends_where_an_uninterrupted_one_does(repo: Path, 
     first, second = resumed["starts"]
     assert first["stopped"] == {"signal": "SIGTERM", "epoch": 3, "batch": int(stopped[1]), "step": ANY, "time": ANY}
     assert second["resumed_from"] == {"epoch": 3, "batch": int(stopped[1]), "step": 128 + int(stopped[1])}
-    assert resumed["losses"] == whole["losses"]
+    assert resumed["history"] == whole["history"]
     assert resumed["parameters_sha256"] == whole["parameters_sha256"]
 
 

@@ -1,17 +1,21 @@
-"""Running the generated training example, and comparing runs: shared by the training, Slurm and
-sweep tests."""
+"""Running the generated training example, comparing runs, and reading a sweep's results: shared
+by the training, Slurm, sweep and documented-command tests."""
 
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import os
 import shutil
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
 
 from tests.render import BIN, Combination, Render, run
@@ -67,5 +71,48 @@ def running(argument: str) -> list[str]:
 
 def assert_same_run(actual: Path, expected: Path) -> None:
     """The two runs took the same steps: same losses and final parameters within the tolerance."""
-    torch.testing.assert_close(record(actual)["losses"], record(expected)["losses"], rtol=RTOL, atol=ATOL)
+    torch.testing.assert_close(record(actual)["history"], record(expected)["history"], rtol=RTOL, atol=ATOL)
     torch.testing.assert_close(parameters(actual), parameters(expected), rtol=RTOL, atol=ATOL)
+
+
+def results(repo: Path, *arguments: str) -> tuple[Path, list[dict[str, str]]]:
+    """`scripts/results.py ARGUMENTS`: the folder of its (only) table and the table's CSV rows."""
+    shutil.rmtree(repo / "results", ignore_errors=True)
+    run([sys.executable, "scripts/results.py", *arguments], cwd=repo, env=environment(repo))
+    (folder,) = (repo / "results").iterdir()
+    for name in ("table.md", "table.tex", "curves.png", "curves.pdf", "final.png", "final.pdf"):
+        assert (folder / name).stat().st_size > 0, name
+    with (folder / "table.csv").open(encoding="utf-8") as table:
+        return folder, list(csv.DictReader(table))
+
+
+def listing_of(repo: Path) -> tuple[Path, list[dict[str, Any]]]:
+    (listing,) = (repo / "runs/sweeps").glob("*.json")
+    runs: list[dict[str, Any]] = json.loads(listing.read_text(encoding="utf-8"))["runs"]
+    return listing, runs
+
+
+def check_row(row: dict[str, str], records: list[dict[str, Any]], listed: int, not_finished: str) -> None:
+    """A row of the table against the runs it stands for."""
+    assert (int(row["n"]), int(row["listed"])) == (len(records), listed)
+    for metric in ("loss", "held_out_loss", "held_out_accuracy"):
+        finals = [entry["final"][metric] for entry in records]
+        assert float(row[f"{metric}_mean"]) == pytest.approx(statistics.fmean(finals), rel=1e-12)
+        assert float(row[f"{metric}_std"]) == pytest.approx(statistics.stdev(finals), rel=1e-12)
+    assert row["seeds"] == " ".join(str(entry["arguments"]["seed"]) for entry in records)
+    assert row["not_finished"] == not_finished
+
+
+def assert_compiles(table: Path) -> None:
+    """The LaTeX table, `\\input` into a document, goes through pdflatex (where it is installed)."""
+    pdflatex = shutil.which("pdflatex")
+    kpsewhich = shutil.which("kpsewhich")
+    booktabs = kpsewhich and subprocess.run([kpsewhich, "booktabs.sty"], capture_output=True).returncode == 0
+    if pdflatex is None or not booktabs:
+        pytest.skip("Requires: pdflatex and booktabs (Debian's texlive-latex-base, texlive-latex-recommended)")
+    document = table.with_name("paper.tex")
+    preamble = "\\documentclass{article}\\usepackage{booktabs}\\begin{document}"
+    document.write_text(f"{preamble}\\input{{{table.name}}}\\end{{document}}\n", encoding="utf-8")
+    command = [pdflatex, "-interaction=nonstopmode", "-halt-on-error", document.name]
+    done = subprocess.run(command, cwd=table.parent, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-3000:]

@@ -4,17 +4,18 @@ A sweep file holds one run's arguments per line (`#` starts a comment), for inst
 sweeps/example.txt: two learning rates, three seeds each. Write a grid with a shell loop:
 `for lr in 0.1 0.5; do for seed in 0 1 2; do echo "--lr $lr --seed $seed"; done; done`.
 
-    python scripts/sweep.py submit sweeps/example.txt                  # a Slurm job array
+    python scripts/sweep.py run sweeps/example.txt
     python scripts/sweep.py submit sweeps/example.txt --max-parallel 2 -- --ntasks=2 --time=30
-    python scripts/sweep.py run sweeps/example.txt                     # here, one after another
-    nox -s results                                                     # the table and the plot
+    python scripts/results.py
 
-Before anything runs, every line is checked with train.py's own parser. The sweep's list of runs
-goes to runs/sweeps/<name>-<UTC time>.json: each run's line, its arguments (train.py's defaults
-filled in) and its folder, runs/<array job>_<task>/ under Slurm (runs/<name>-<time>_<index>/ here).
-Slurm's array schedules the runs (`sbatch --array=0-N%M`; M is --max-parallel); each task of
-scripts/slurm/train.sbatch reads its arguments from that list (`arguments`, below). From the list,
-`nox -s results` knows which runs failed or never ran.
+Before anything runs, every line goes through train.py's own checks: its parser, then the rules
+between options (`problem_with`) for the number of processes each run will have (the sbatch
+options' tasks, 1 here). The sweep's list of runs goes to runs/sweeps/<name>-<UTC time>.json:
+each run's line, its arguments (train.py's defaults filled in) and its folder, runs/<array
+job>_<task>/ under Slurm (runs/<name>-<time>_<index>/ here). Slurm's array schedules the runs
+(`sbatch --array=0-N%M`; M is --max-parallel); each task of scripts/slurm/train.sbatch reads its
+arguments from that list (`arguments`, below). From the list, scripts/results.py makes the
+sweep's table and knows which runs failed or never ran.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
-import importlib.util
 import io
 import json
 import os
@@ -30,6 +30,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NoReturn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,23 +47,46 @@ def fail(message: str) -> NoReturn:
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
+    """The command line; what follows `--` goes to sbatch as it is (args.sbatch)."""
+    argv = sys.argv[1:] if argv is None else argv
+    split = argv.index("--") if "--" in argv else len(argv)
+    ours, sbatch = argv[:split], argv[split + 1 :]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     commands = parser.add_subparsers(dest="command", required=True)
-    submit = commands.add_parser("submit", help="submit the sweep as a Slurm job array")
+    usage = "%(prog)s SWEEP [--max-parallel N] [-- SBATCH OPTIONS, e.g. --ntasks=2 --time=30]"
+    submit = commands.add_parser(
+        "submit", help="submit the sweep as a Slurm job array", usage=usage
+    )
     submit.add_argument("sweep", type=Path, help="the sweep file, e.g. sweeps/example.txt")
     submit.add_argument(
         "--max-parallel", type=int, help="at most this many runs at a time (default: Slurm's)"
     )
-    submit.add_argument("sbatch", nargs="*", help="sbatch options, after `--` (--ntasks=2 ...)")
     run = commands.add_parser("run", help="run the sweep here, one run after another")
     run.add_argument("sweep", type=Path, help="the sweep file, e.g. sweeps/example.txt")
     show = commands.add_parser("arguments", help="one run's arguments, one a line (train.sbatch)")
     show.add_argument("runs", type=Path, help="the sweep's list of runs, runs/sweeps/<id>.json")
     show.add_argument("index", type=int, help="the run's index (SLURM_ARRAY_TASK_ID)")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(ours)
     if getattr(args, "max_parallel", None) is not None and args.max_parallel < 1:
         parser.error(f"--max-parallel {args.max_parallel}: give 1 or more")
+    if sbatch and args.command != "submit":
+        parser.error(
+            f"options after `--` go to sbatch: only `submit` takes them, not {args.command}"
+        )
+    args.sbatch = sbatch
     return args
+
+
+def world_size(sbatch: list[str]) -> int:
+    """The processes of a job with these sbatch options: one per task (1 when they say none)."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("-n", "--ntasks", type=int)
+    parser.add_argument("-N", "--nodes", default="1")  # a count, or a range such as 2-4
+    parser.add_argument("--ntasks-per-node", type=int)
+    known, _ = parser.parse_known_args(sbatch)
+    if known.ntasks is not None:
+        return int(known.ntasks)
+    return int(known.nodes.split("-")[0]) * (known.ntasks_per_node or 1)
 
 
 def read_sweep(path: Path) -> list[tuple[int, list[str]]]:
@@ -82,19 +106,17 @@ def read_sweep(path: Path) -> list[tuple[int, list[str]]]:
     return runs
 
 
-def load_train() -> Any:
-    """examples/train.py as a module, for its parser (it imports torch and this package)."""
-    spec = importlib.util.spec_from_file_location("train", TRAIN)
-    if spec is None or spec.loader is None:
-        fail(f"cannot load {TRAIN}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def load_train() -> ModuleType:
+    """examples/train.py as a module, for its checks (it imports torch and this package)."""
+    sys.path.insert(0, str(TRAIN.parent))
+    import train
+
+    return train
 
 
-def check(path: Path, runs: list[tuple[int, list[str]]]) -> list[dict[str, Any]]:
+def check(path: Path, runs: list[tuple[int, list[str]]], processes: int) -> list[dict[str, Any]]:
     """Each run's arguments as train.py would read them, defaults included; refuses what train.py
-    would refuse, what the sweep chooses itself, and a run listed twice."""
+    would refuse in `processes` processes, what the sweep chooses itself, and a run listed twice."""
     train = load_train()
     checked: list[dict[str, Any]] = []
     for number, tokens in runs:
@@ -109,7 +131,11 @@ def check(path: Path, runs: list[tuple[int, list[str]]]) -> list[dict[str, Any]]
         for option in CHOSEN_BY_THE_SWEEP:
             if vars(args)[option.removeprefix("--")] not in {None, False}:
                 fail(f"{where}: remove {option}, the sweep gives each run its own folder")
-        arguments: dict[str, Any] = train.arguments(args)
+        problem = train.problem_with(args, processes)
+        if problem:
+            tasks = f" (the sbatch options give {processes} tasks)" if processes > 1 else ""
+            fail(f"{where}: {problem}{tasks}")
+        arguments: dict[str, Any] = dict(vars(args))  # JSON as it is: no --output
         for earlier in checked:
             if earlier["arguments"] == arguments:
                 fail(f"{where} repeats line {earlier['line']}: change its --seed")
@@ -137,7 +163,7 @@ def save(path: Path, record: dict[str, Any]) -> None:
 
 def submit(args: argparse.Namespace) -> None:
     """`sbatch --array` the sweep; each task runs one line through scripts/slurm/train.sbatch."""
-    runs = check(args.sweep, read_sweep(args.sweep))
+    runs = check(args.sweep, read_sweep(args.sweep), world_size(args.sbatch))
     listing = write_runs(args.sweep, runs, slurm=True)
     limit = f"%{args.max_parallel}" if args.max_parallel else ""
     array = f"--array=0-{len(runs) - 1}{limit}"
@@ -156,12 +182,12 @@ def submit(args: argparse.Namespace) -> None:
     save(listing, {**record, "array_job": array_job, "runs": runs})
     print(f"Submitted {args.sweep} as job array {array_job}: {len(runs)} runs, in {listing}")
     print(f"Runs: runs/{array_job}_<task>/; logs: slurm-{array_job}_<task>.out; `squeue --me`")
-    print("Once they are done: nox -s results")
+    print("Once they are done: python scripts/results.py")
 
 
 def run_here(args: argparse.Namespace) -> None:
     """Every run, one after another, with this Python; a failed run does not stop the others."""
-    runs = check(args.sweep, read_sweep(args.sweep))
+    runs = check(args.sweep, read_sweep(args.sweep), processes=1)
     listing = write_runs(args.sweep, runs, slurm=False)
     sweep_id = listing.stem
     for run in runs:

@@ -20,6 +20,8 @@ BAD_SWEEPS = [
     ("repeats-a-run", "--seed 1\n# again:\n--seed 1\n", "line 3 repeats line 1: change its --seed"),
     ("unclosed-quote", "--device 'cpu\n", "line 1: No closing quotation"),
     ("no-run", "# only a comment\n\n", "lists no run: write one run's arguments per line"),
+    # train.py's rules between options, before the first run: the default batch is 128.
+    ("batch-beyond-the-data", "--seed 0\n--samples 64\n", "line 2: --batch-size 128 is the global"),
 ]
 
 
@@ -47,6 +49,33 @@ def test_refuses_a_sweep_it_cannot_run(
         sweep.main(["run", str(path)])
     assert message in str(refused.value)
     assert sorted(ROOT.glob("runs/sweeps/*.json")) == before  # nothing written, nothing run
+
+
+def test_submit_checks_each_run_for_the_tasks_of_its_sbatch_options(
+    sweep: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of 127 splits over 1 process, not 3: refused before sbatch (not needed here)."""
+    path = tmp_path / "odd.txt"
+    path.write_text("--batch-size 127\n", encoding="utf-8")
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(SystemExit) as refused:
+        sweep.main(["submit", str(path), "--", "--ntasks=3", "--time=30"])
+    assert "must split evenly across 3 processes" in str(refused.value)
+    assert "the sbatch options give 3 tasks" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("options", "tasks"),
+    [([], 1), (["--ntasks=2"], 2), (["-n", "4"], 4), (["--nodes=2", "--ntasks-per-node=4"], 8)],
+    ids=["none", "ntasks", "short", "nodes-times-tasks-per-node"],
+)
+def test_documented_submit_line_parses(sweep: ModuleType, options: list[str], tasks: int) -> None:
+    """`submit SWEEP --max-parallel 2 -- SBATCH OPTIONS`, as sweep.py's docstring writes it."""
+    args = sweep.parse_arguments(
+        ["submit", "sweeps/example.txt", "--max-parallel", "2", "--", *options]
+    )
+    assert (args.sweep, args.max_parallel, args.sbatch) == (Path("sweeps/example.txt"), 2, options)
+    assert sweep.world_size(args.sbatch) == tasks
 
 
 def test_refuses_to_run_outside_the_repo_root(

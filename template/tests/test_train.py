@@ -1,15 +1,13 @@
-"""The training example learns, resumes where it stopped, refuses bad input, and gives the same
-parameters in two processes as in one (a slow test: `pytest -m slow`)."""
+"""The training example learns, records what made it, resumes where it stopped, refuses bad input,
+and gives the same parameters in two processes as in one (a slow test: `pytest -m slow`)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import signal
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 from unittest.mock import ANY
 
@@ -17,22 +15,14 @@ import pytest
 import torch
 
 import parity
+import resumable
+import train
 from parity import Target
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "train.py"
 QUICK = ["--samples", "512", "--epochs", "3"]
 # N processes reach one process's parameters up to the order of float32 sums (see train.py).
 RTOL, ATOL = 1e-5, 1e-6
-
-
-@pytest.fixture(scope="module")
-def example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("train", EXAMPLE)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+METRICS = ["loss", "accuracy", "held_out_loss", "held_out_accuracy"]
 
 
 @pytest.fixture(autouse=True)
@@ -48,39 +38,62 @@ def record(output: Path) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("target", parity.targets(["torch"], ["float32"]), ids=str)
-def test_loss_goes_down(
-    example: ModuleType, target: Target, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    example.main([*QUICK, "--device", target.device, "--output", str(tmp_path)])
+def test_loss_goes_down(target: Target, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    train.main([*QUICK, "--device", target.device, "--output", str(tmp_path)])
     run = record(tmp_path)
-    assert len(run["losses"]) == 4  # before training, then after each epoch
-    assert run["final_loss"] < 0.5 * run["losses"][0]
-    assert (run["world_size"], run["seed"], run["arguments"]["epochs"]) == (1, 0, 3)
-    assert run["torch_version"] == torch.__version__
+    assert list(run["history"]) == METRICS
+    assert all(len(values) == 4 for values in run["history"].values())  # before, then each epoch
+    assert run["final"] == {name: values[-1] for name, values in run["history"].items()}
+    for name in ("loss", "held_out_loss"):  # held-out data is never trained on, yet loss falls
+        assert run["final"][name] < 0.5 * run["history"][name][0]
+    assert run["data"] == {"samples": 512, "held_out": train.HELD_OUT}
+    assert (run["arguments"]["seed"], run["arguments"]["epochs"]) == (0, 3)
+    made_by = run["made_by"]
+    assert (made_by["world_size"], made_by["threads"]) == (1, torch.get_num_threads())
+    assert torch.__version__.startswith(made_by["packages"]["torch"])
     assert (tmp_path / "checkpoint.pt").exists()
-    assert "epoch   3/3" in capsys.readouterr().out
+    assert "epoch   3/3  loss " in capsys.readouterr().out
 
 
-def test_resumed_run_ends_where_an_uninterrupted_one_does(
-    example: ModuleType, tmp_path: Path
+def test_records_the_commit_and_a_hash_of_uncommitted_changes(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    example.main([*QUICK, "--output", str(tmp_path / "whole")])
-    example.main([*QUICK, "--epochs", "1", "--output", str(tmp_path / "parts")])  # stopped early
-    example.main([*QUICK, "--output", str(tmp_path / "parts"), "--resume"])
+    """Git's answers as in a repository: clean, then with a diff (the hash tells diffs apart)."""
+    answers = {("rev-parse", "HEAD"): "0123abcd\n", ("diff", "HEAD"): ""}
+    monkeypatch.setattr(resumable, "git", lambda *args: answers[args])
+    assert resumable.made_by(1)["git_commit"] == "0123abcd"
+    assert (resumable.made_by(1)["git_dirty"], resumable.made_by(1)["git_diff_sha256"]) == (
+        False,
+        None,
+    )
+    hashes = set()
+    for diff in ("-a\n+b\n", "-a\n+c\n"):
+        answers["diff", "HEAD"] = diff
+        assert resumable.made_by(1)["git_dirty"] is True
+        hashes.add(resumable.made_by(1)["git_diff_sha256"])
+    assert len(hashes) == 2
+    monkeypatch.setattr(resumable, "git", lambda *_: None)  # no git, or not a repository
+    assert (resumable.made_by(1)["git_commit"], resumable.made_by(1)["git_dirty"]) == (None, None)
+
+
+def test_resumed_run_ends_where_an_uninterrupted_one_does(tmp_path: Path) -> None:
+    train.main([*QUICK, "--output", str(tmp_path / "whole")])
+    train.main([*QUICK, "--epochs", "1", "--output", str(tmp_path / "parts")])  # stopped early
+    train.main([*QUICK, "--output", str(tmp_path / "parts"), "--resume"])
     whole, parts = record(tmp_path / "whole"), record(tmp_path / "parts")
     resumed_after_one_epoch = {"epoch": 2, "batch": 0, "step": 4}  # 512 samples, batches of 128
     assert [start["resumed_from"] for start in parts["starts"]] == [None, resumed_after_one_epoch]
-    assert parts["losses"] == whole["losses"]
+    assert parts["history"] == whole["history"]
     assert parts["parameters_sha256"] == whole["parameters_sha256"]
 
 
 def test_run_stopped_mid_epoch_resumes_to_the_same_result(
-    example: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SIGUSR1 (Slurm's time-limit warning) in step 6, the second of epoch 2: the run stops
     there, saves, exits 75 ("try again"); resumed, it ends where an uninterrupted run ends."""
-    example.main([*QUICK, "--output", str(tmp_path / "whole")])
-    agreed, steps = example.StopSignals.agreed, []
+    train.main([*QUICK, "--output", str(tmp_path / "whole")])
+    agreed, steps = resumable.StopSignals.agreed, []
 
     def signal_in_step_6(self: Any, device: torch.device) -> int:
         steps.append(device)
@@ -88,19 +101,19 @@ def test_run_stopped_mid_epoch_resumes_to_the_same_result(
             signal.raise_signal(signal.SIGUSR1)  # to this process, through its real handler
         return int(agreed(self, device))
 
-    monkeypatch.setattr(example.StopSignals, "agreed", signal_in_step_6)
+    monkeypatch.setattr(resumable.StopSignals, "agreed", signal_in_step_6)
     with pytest.raises(SystemExit) as stopped:
-        example.main([*QUICK, "--output", str(tmp_path / "parts")])
+        train.main([*QUICK, "--output", str(tmp_path / "parts")])
     assert stopped.value.code == 75
     assert not (tmp_path / "parts" / "metrics.json").exists()
     monkeypatch.undo()
-    example.main([*QUICK, "--output", str(tmp_path / "parts"), "--resume"])
+    train.main([*QUICK, "--output", str(tmp_path / "parts"), "--resume"])
     whole, parts = record(tmp_path / "whole"), record(tmp_path / "parts")
     first, second = parts["starts"]
     assert first["stopped"] == {"signal": "SIGUSR1", "epoch": 2, "batch": 2, "step": 6, "time": ANY}
     assert second["resumed_from"] == {"epoch": 2, "batch": 2, "step": 6}
     assert second["stopped"] is None
-    assert parts["losses"] == whole["losses"]
+    assert parts["history"] == whole["history"]
     assert parts["parameters_sha256"] == whole["parameters_sha256"]
     assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL  # the handler is gone after main
 
@@ -111,7 +124,6 @@ def test_run_stopped_mid_epoch_resumes_to_the_same_result(
     ids=["requeued-job-its-own-run", "requeued-job-another-jobs-run", "first-start"],
 )
 def test_slurm_job_started_again_continues_its_own_run_only(
-    example: ModuleType,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -120,18 +132,18 @@ def test_slurm_job_started_again_continues_its_own_run_only(
     continues: bool,
 ) -> None:
     monkeypatch.setenv("SLURM_JOB_ID", "7")
-    example.main([*QUICK, "--epochs", "1", "--output", str(tmp_path)])  # job 7 saved a checkpoint
+    train.main([*QUICK, "--epochs", "1", "--output", str(tmp_path)])  # job 7 saved a checkpoint
     monkeypatch.setenv("SLURM_JOB_ID", job)
     monkeypatch.setenv("SLURM_RESTART_COUNT", restarts)  # as Slurm sets them: no --resume given
     if continues:
-        example.main([*QUICK, "--output", str(tmp_path)])
+        train.main([*QUICK, "--output", str(tmp_path)])
         starts = record(tmp_path)["starts"]
         assert [start["restart_count"] for start in starts] == [0, 1]
         assert starts[1]["resumed_from"] == {"epoch": 2, "batch": 0, "step": 4}
     else:
         capsys.readouterr()
         with pytest.raises(SystemExit) as refused:
-            example.main([*QUICK, "--output", str(tmp_path)])
+            train.main([*QUICK, "--output", str(tmp_path)])
         assert refused.value.code == 2
         assert "holds another run's checkpoint: pass --resume" in capsys.readouterr().err
 
@@ -143,6 +155,7 @@ BAD_INPUT = [
     ("checkpoint-without-resume", [], 1, True, "holds another run's checkpoint: pass --resume"),
     ("resume-without-checkpoint", ["--resume"], 1, False, "--resume: no checkpoint.pt in"),
     ("resume-with-another-seed", ["--resume", "--seed", "1"], 1, True, "with --seed 0, not 1"),
+    ("batch-beyond-the-data", ["--samples", "64"], 1, False, "not exceed --samples 64"),
 ]
 
 
@@ -152,7 +165,6 @@ BAD_INPUT = [
     ids=[case[0] for case in BAD_INPUT],
 )
 def test_refuses_bad_input(
-    example: ModuleType,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -163,24 +175,22 @@ def test_refuses_bad_input(
 ) -> None:
     output = tmp_path / "run"
     if checkpoint:
-        example.main([*QUICK, "--output", str(output)])
+        train.main([*QUICK, "--output", str(output)])
     before = {path.name: path.read_bytes() for path in output.glob("*")}
     capsys.readouterr()
     monkeypatch.setenv("WORLD_SIZE", str(processes))  # as torchrun sets it; read before starting
     with pytest.raises(SystemExit) as exit_info:
-        example.main([*QUICK, "--output", str(output), *arguments])
+        train.main([*QUICK, "--output", str(output), *arguments])
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
     assert {path.name: path.read_bytes() for path in output.glob("*")} == before  # untouched
 
 
-def test_refuses_cuda_without_cuda(
-    example: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_refuses_cuda_without_cuda(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if torch.cuda.is_available():
         pytest.skip("Requires: a machine without a CUDA device")
     with pytest.raises(SystemExit) as exit_info:
-        example.main(["--device", "cuda", "--output", str(tmp_path / "run")])
+        train.main(["--device", "cuda", "--output", str(tmp_path / "run")])
     assert exit_info.value.code == 2
     assert "--device cuda: no CUDA device found" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
@@ -191,7 +201,8 @@ def torchrun(processes: int, output: Path) -> None:
     run), writing to `output`."""
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
     logs = f"{output}-logs"  # torchrun's; by default it leaves them in the temporary folder
-    command = [*launcher, "--log-dir", logs, f"--nproc_per_node={processes}", str(EXAMPLE), *QUICK]
+    example = train.__file__
+    command = [*launcher, "--log-dir", logs, f"--nproc_per_node={processes}", example, *QUICK]
     subprocess.run([*command, "--output", output], check=True, capture_output=True, timeout=300)
 
 
@@ -200,7 +211,28 @@ def test_two_processes_take_the_steps_of_one(tmp_path: Path) -> None:
     torchrun(1, tmp_path / "one")
     torchrun(2, tmp_path / "two")
     one, two = record(tmp_path / "one"), record(tmp_path / "two")
-    assert (one["world_size"], two["world_size"]) == (1, 2)
-    torch.testing.assert_close(two["losses"], one["losses"], rtol=RTOL, atol=ATOL)
+    assert (one["made_by"]["world_size"], two["made_by"]["world_size"]) == (1, 2)
+    torch.testing.assert_close(two["history"], one["history"], rtol=RTOL, atol=ATOL)
     models = [torch.load(tmp_path / run / "checkpoint.pt")["model"] for run in ("one", "two")]
     torch.testing.assert_close(models[1], models[0], rtol=RTOL, atol=ATOL)
+
+
+def test_tensorboard_events_hold_the_recorded_metrics(tmp_path: Path) -> None:
+    """Optional (`pip install --group tensorboard`): the events match metrics.json."""
+    pytest.importorskip("tensorboard", reason="Requires: the tensorboard dependency group")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    train.main([*QUICK, "--output", str(tmp_path), "--tensorboard"])
+    events = EventAccumulator(str(tmp_path)).Reload()
+    history = record(tmp_path)["history"]
+    assert sorted(events.Tags()["scalars"]) == sorted(METRICS)
+    for name, values in history.items():
+        logged = [(event.step, event.value) for event in events.Scalars(name)]
+        assert logged == [(epoch, pytest.approx(value)) for epoch, value in enumerate(values)]
+
+
+def test_refuses_tensorboard_without_a_folder(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as refused:
+        train.main([*QUICK, "--tensorboard"])
+    assert refused.value.code == 2
+    assert "--tensorboard writes its events to --output DIR" in capsys.readouterr().err
