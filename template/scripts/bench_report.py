@@ -8,6 +8,7 @@ import json
 import math
 import os
 import platform
+import textwrap
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -36,6 +37,7 @@ MIN_SAMPLES = 5
 NOISY = 0.1
 UNITS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6))
 PANEL_INCHES, DPI = (4.8, 3.6), 100
+TITLE_CHARS_PER_INCH = 12  # characters of a small (10 pt) font that fit in an inch
 SIZE_AXIS = "input size: elements in the largest operand"
 HOW_TO_READ = f"""\
 `size` counts the elements in the largest operand (`shapes`: every operand's). `median` is the
@@ -268,7 +270,12 @@ def plot(rows: list[Row], path: Path, title: str) -> tuple[int, int] | None:
     for panel in axes.flat:
         if not panel.has_data():
             panel.set_axis_off()
-    figure.suptitle(title)
+    # Wrapped to the figure's width: a single function's plot is one panel wide.
+    lines = [
+        textwrap.fill(line, width=round(size[0] * TITLE_CHARS_PER_INCH))
+        for line in title.split("\n")
+    ]
+    figure.suptitle("\n".join(lines), fontsize="small")
     figure.savefig(path, dpi=DPI)  # no bbox_inches="tight": the size stays as stated
     figure.savefig(path.with_suffix(".pdf"))
     plt.close(figure)
