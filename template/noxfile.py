@@ -252,8 +252,10 @@ def train_distributed(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Time every public function per backend, eager and compiled, into bench-results/.
 
-    A table, Markdown, JSON and a plot; options after `--`, e.g. `-- --device cuda` or `-- --help`.
-    The environment is kept between runs, as for `tests`: only what changed is installed again.
+    A table, Markdown, JSON and a plot; options after `--`, e.g. `-- --device cuda`,
+    `-- --threads 4` (default 1), `-- --save-baseline` then later `-- --compare main`, or
+    `-- --help`. The environment is kept between runs, as for `tests`: only what changed is
+    installed again.
     """
     # A GPU run gets a CUDA build of torch; the timings are then written with that build.
     cuda = any(arg in {"cuda", "--device=cuda"} for arg in session.posargs)
