@@ -73,7 +73,7 @@ def find(reference: str, root: Path, folder: Path) -> dict[str, Any]:
     commit git calls `reference`. ValueError with what to do when there is neither."""
     path = Path(reference)
     if not path.is_file():
-        head = git(root, "rev-parse", "--verify", "--quiet", f"{reference}^{{commit}}")
+        head = git(root, "rev-parse", "--verify", "--quiet", f"{reference}^0")
         if head is None:
             msg = f"--compare {reference}: neither a file nor a commit git knows"
             raise ValueError(msg)
