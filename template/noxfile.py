@@ -34,7 +34,6 @@ import random
 import shutil
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import nox
@@ -62,13 +61,10 @@ TRAIN_EXAMPLE = "examples/train.py"
 BENCH_SCRIPT = "scripts/bench.py"
 RESULTS_SCRIPT = "scripts/results.py"
 
-# `template_update`: the copier that updates this repo (pinned: an update must not change with
-# whatever copier release is newest), and what `copier update` leaves where it could not merge.
-COPIER = "copier==9.19.1"
-ANSWERS_FILE = Path(".copier-answers.yml")
 # Lists the files with conflict markers or .rej files; plain Python that imports nothing of this
 # repo, so it also runs where a conflict keeps this file from loading (CI runs it before nox).
 CONFLICT_CHECK = "scripts/check_conflicts.py"
+TEMPLATE_UPDATE = "scripts/template_update.py"
 
 
 @functools.cache
@@ -176,25 +172,6 @@ def why_no_gpu() -> str | None:
     return None
 
 
-def git(*args: str) -> str:
-    """Run git in this repo; its output, without the trailing newline."""
-    return subprocess.run(
-        ["git", *args], capture_output=True, text=True, check=True
-    ).stdout.rstrip()
-
-
-def unresolved_conflicts() -> list[str]:
-    """Files with conflict markers (from `copier update` or a merge) and `.rej` files, among the
-    files git tracks or would track."""
-    found = subprocess.run(
-        [sys.executable, CONFLICT_CHECK, "--names"], capture_output=True, text=True, check=False
-    )
-    if found.returncode not in {0, 1}:
-        msg = f"{CONFLICT_CHECK} failed: {found.stderr.strip()}"
-        raise RuntimeError(msg)
-    return found.stdout.splitlines()
-
-
 @nox.session
 def lint(session: nox.Session) -> None:
     """Refuse unresolved conflicts, then check style with ruff: lint rules and formatting (nothing
@@ -275,8 +252,10 @@ def train_distributed(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Time every public function per backend, eager and compiled, into bench-results/.
 
-    A table, Markdown, JSON and a plot; options after `--`, e.g. `-- --device cuda` or `-- --help`.
-    The environment is kept between runs, as for `tests`: only what changed is installed again.
+    A table, Markdown, JSON and a plot; options after `--`, e.g. `-- --device cuda`,
+    `-- --threads 4` (default 1), `-- --save-baseline` then later `-- --compare main`, or
+    `-- --help`. The environment is kept between runs, as for `tests`: only what changed is
+    installed again.
     """
     # A GPU run gets a CUDA build of torch; the timings are then written with that build.
     cuda = any(arg in {"cuda", "--device=cuda"} for arg in session.posargs)
@@ -297,92 +276,12 @@ def results(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def template_update(session: nox.Session) -> None:
-    """Bring the template's newest release into a new branch: commit, and print the pull request's
-    title and body (nothing is pushed, merged, or resolved; conflicts are committed as they are)."""
-    session.install(COPIER)
-    if git("status", "--porcelain"):
-        session.error("uncommitted changes: commit or stash them first, then run this again")
-    check = session.run(
-        "copier", "check-update", "--output-format", "json", silent=True, stderr=None
-    )
-    status = json.loads(str(check).strip().splitlines()[-1])
-    if not status["update_available"]:
-        session.log(f"Up to date: the template's newest release is {status['current_version']}.")
-        github_output(update="false")
-        return
-    old, new = status["current_version"], status["latest_version"]
-    # A branch per release, made afresh from here: running again refreshes it.
-    branch = f"template-update/{new}"
-    git("switch", "--force-create", branch)
-    # copier reports on stderr, so that stdout carries only the pull request's text.
-    session.run("copier", "update", "--defaults", "--conflict", "inline", stdout=sys.stderr)
-    conflicts = unresolved_conflicts()
-    changed = git("status", "--porcelain", "--untracked-files=all").splitlines()
-    git("add", "--all")
-    title = f"Update from the template: {old} to {new}"
-    # Markers are committed as copier left them (never resolved here); --no-verify because the
-    # pre-commit hooks rightly refuse them. The lint session keeps the branch from going green.
-    git("commit", "--quiet", "--no-verify", "--message", title)
-    body = pull_request_body(old, new, changed, conflicts)
-    sys.stdout.write(f"{title}\n\n{body}")
-    body_file = Path(session.create_tmp(), "pull-request.md")
-    body_file.write_text(body, encoding="utf-8")
-    session.log(f"On branch {branch}. To propose it: git push --force -u origin {branch}")
-    github_output(
-        update="true",
-        branch=branch,
-        title=title,
-        body_file=str(body_file.resolve()),
-        draft=str(bool(conflicts)).lower(),
-    )
-
-
-def template_source() -> str:
-    """Where the template lives: `_src_path` in the answers file (one line of plain YAML)."""
-    for line in ANSWERS_FILE.read_text(encoding="utf-8").splitlines():
-        if line.startswith("_src_path:"):
-            return line.partition(":")[2].strip().strip("'\"")
-    return "the template"
-
-
-def pull_request_body(old: str, new: str, changed: list[str], conflicts: list[str]) -> str:
-    """What the update changed, and every file it could not merge, in Markdown."""
-    lines = [
-        f"`copier update` brought the template ({template_source()}) from {old} to {new};",
-        "its CHANGELOG.md says what each release changed. Files this update touched:",
-        "",
-        *(f"- `{line[3:]}` ({change_kind(line[:2])})" for line in changed),
-    ]
-    if conflicts:
-        lines += [
-            "",
-            "**Draft: copier could not merge these files.** Nothing was resolved for you:",
-            "",
-            *(f"- `{name}`" for name in conflicts),
-            "",
-            "Check out this branch. In each file, keep what you want between the",
-            "`<<<<<<< before updating` and `>>>>>>> after updating` markers, then remove them;",
-            "apply each `.rej` file's change by hand and delete it. Then commit, push, and",
-            "mark this pull request ready for review. `python scripts/check_conflicts.py` lists",
-            "what is left; CI fails until nothing is.",
-        ]
-    return "\n".join(lines) + "\n"
-
-
-def change_kind(status: str) -> str:
-    """A `git status --porcelain` code (XY) in words."""
-    if "U" in status or status in {"AA", "DD"}:
-        return "not merged"
-    if "?" in status or "A" in status:
-        return "new"
-    return "deleted" if "D" in status else "changed"
-
-
-def github_output(**values: str) -> None:
-    """Hand results to later steps of a GitHub Actions job (nothing outside Actions)."""
-    if output := os.environ.get("GITHUB_OUTPUT"):
-        with Path(output).open("a", encoding="utf-8") as file:
-            file.writelines(f"{key}={value}\n" for key, value in values.items())
+    """Bring the template's newest release into a new branch: commit, lint every file, and print
+    the pull request's title and body (nothing is pushed, merged, or resolved)."""
+    session.install(dev_tool("copier"), dev_tool("ruff"))
+    body = Path(session.create_tmp(), "pull-request.md").resolve()
+    # stderr apart: stdout carries only the pull request's text.
+    session.run("python", TEMPLATE_UPDATE, "--body-file", str(body), stderr=None)
 
 
 if __name__ == "__main__":

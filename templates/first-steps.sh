@@ -2,6 +2,7 @@ git init && git add -A && git commit -q -m "Start from the template"  # pre-comm
 python -m venv .venv
 source .venv/bin/activate
 python -m pip install --upgrade pip
-pip install torch --index-url https://download.pytorch.org/whl/cpu  # or a CUDA build on a GPU machine
+# torch alone, the CPU build; where PyTorch's index is unreachable, one quick try, then pip's own configuration (a cluster's mirror)
+pip install torch --index-url https://download.pytorch.org/whl/cpu --retries 0 --timeout 10 || pip install "torch==2.13.0"
 pip install --group dev -e "{{ cookiecutter.__install_target }}"
 pre-commit install  # run the checks in .pre-commit-config.yaml on every commit

@@ -2,8 +2,9 @@
 
 In every combination, with an algorithm scaffolded and written, the benchmark times every public
 function on every backend, eager and compiled, and writes a table, Markdown, JSON and a real PNG;
-`--compare` names a port that got slower; bad input gets a message and exit status 2, no
-traceback. Sizes and sampling are tiny here: these tests check what is written, not how fast.
+`--compare` with an earlier commit names a port that got slower; bad input gets a message and exit
+status 2, no traceback. Sizes and sampling are tiny here: these tests check what is written, not
+how fast. Threads, load, PDF and baselines: test_bench_honest.py.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.render import BIN, COMBINATIONS, ROOT, Combination, Render
+from tests.render import BIN, COMBINATIONS, ROOT, Combination, Render, commit_all, git
 from tests.scaffolded import PACKAGE, implement, scaffold, source, write_body
 from tests.test_generated_repo import run_in
 
@@ -107,32 +108,35 @@ def test_times_every_function_and_backend(repo: Path, combination: Combination) 
 
 @pytest.mark.slow
 def test_compare_names_a_slowed_port(rendered: Render, tmp_path: Path) -> None:
+    """A baseline saved, the port slowed in the next commit: `--compare HEAD~1` names it."""
     combination = COMBINATIONS[0]
     repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
     scaffold(repo, "logsumexp")
     implement(repo, combination, "logsumexp")
+    commit_all(repo, "logsumexp", init=True)
     options = ["--only", "logsumexp", "--backend", "torch", "--sizes", "1000,4000", "--min-run-time", "0.05"]
-    bench(repo, *options, "--threads", "1", "--output", "before")
+    assert f"baselines/{git(repo, 'rev-parse', 'HEAD')}.json" in bench(repo, *options, "--save-baseline").stdout
 
     # Thirty needless passes over the input in the PyTorch port: the same result, slower.
     module = repo / "src" / PACKAGE / "logsumexp.py"
     port = "m = x.amax(dim=axis, keepdim=True)"
     slowed = "for _ in range(30):\n        x = x + 0.0 * torch.tanh(x)\n    " + port
     module.write_text(module.read_text(encoding="utf-8").replace(port, slowed), encoding="utf-8")
+    commit_all(repo, "slower")
 
     # Through the nox session, in this environment (as on a GPU node's existing one).
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     nox: list[str | Path] = [BIN / "nox", "--no-venv", "--no-install", "-s", "bench", "--"]
-    after = [*options, "--threads", "1", "--compare", "before/results.json"]
-    result = run_in(repo, "env", f"PATH={path}", *nox, *after)
+    result = run_in(repo, "env", f"PATH={path}", *nox, *options, "--compare", "HEAD~1")
     for size in ("1,000", "4,000"):
         line = next(line for line in result.stdout.splitlines() if f"torch cpu eager size {size}:" in line)
-        assert ": slower, " in line, result.stdout
-        assert float(line.split(", ")[1].split("x")[0]) > 2, line
-    comparison = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))["comparison"]
-    changes = comparison["changes"]
-    assert comparison["common_rows"] == 2 * 3  # sizes x (NumPy, PyTorch eager and compiled)
-    assert any("logsumexp torch cpu eager size 1,000: slower" in change for change in changes)
+        assert float(line.partition(": slower, ")[2].split("x")[0] or 0) > 2, line
+        rows = [line.split() for line in result.stdout.splitlines()]  # the table of ratios among them
+        assert ["logsumexp", "torch", "cpu", "eager", size] in [row[:5] for row in rows if row[-1:] == ["slower"]]
+    comparison = results_of(repo)["comparison"]
+    assert len(comparison["rows"]) == 2 * 3  # sizes x (NumPy, PyTorch eager and compiled)
+    assert comparison["against"] == git(repo, "rev-parse", "HEAD~1")
+    assert any("logsumexp torch cpu eager size 1,000: slower" in change for change in comparison["changes"])
 
 
 @pytest.mark.slow
@@ -171,7 +175,7 @@ def test_bad_input_gets_a_message(repo: Path, tmp_path: Path) -> None:
     # The scaffold's stubs: the reference is not written yet.
     stub = bench(repo, "--only", "logsumexp", check=False)
     refused(stub, "logsumexp: not implemented yet: write _logsumexp_numpy")
-    refused(bench(repo, "--compare", "missing.json", check=False), "--compare missing.json: cannot read it")
+    refused(bench(repo, "--compare", "missing.json", check=False), "--compare missing.json: neither a file nor")
     if not _has_cuda():
         refused(bench(repo, "--device", "cuda", check=False), "--device cuda: Requires: CUDA device")
     # A test module without benchmark_inputs: the message says what to add.
@@ -278,8 +282,8 @@ def test_sizes_stop_at_the_budgets(repo: Path, combination: Combination) -> None
 
 
 def test_a_row_with_too_few_samples_shows_no_iqr(rendered: Render) -> None:
-    """Quartiles of one or two samples mean nothing: the row says so instead of "IQR 0 ns", and
-    a comparison with it rests on the ratio of medians alone, saying so."""
+    """Quartiles of one or two samples mean nothing: the row says so instead of "IQR 0 ns" (a
+    comparison with it rests on the ratio of medians alone: test_bench_honest.py)."""
     path = rendered("cookiecutter", COMBINATIONS[0]) / "scripts" / "bench_report.py"
     spec = importlib.util.spec_from_file_location("bench_report", path)
     assert spec is not None
@@ -293,8 +297,4 @@ def test_a_row_with_too_few_samples_shows_no_iqr(rendered: Render) -> None:
     assert (cells["IQR"], cells["note"]) == ("-", f"1 of the {report.MIN_SAMPLES} samples an IQR needs")
     many = {**one, "samples": report.MIN_SAMPLES, "q1_s": 0.9, "q3_s": 1.2}
     cells = dict(zip(report.COLUMNS, report.cells(many), strict=True))
-    assert (cells["IQR"], cells["note"]) == ("300 ms", "")
-    changes, common = report.compare([one], [{**one, "median_s": 3.0, "q1_s": 3.0, "q3_s": 3.0}], 0.2)
-    assert common == 1
-    few = "too few samples (under 5) to compare IQRs"
-    assert changes == [f"f torch cpu eager size 10: slower, 3.00x the time (1.00 s -> 3.00 s; {few})"]
+    assert (cells["IQR"], cells["note"]) == ("300 ms", "noisy: IQR 30% of the median")

@@ -1,9 +1,11 @@
 """`nox -s template_update` in a generated repo: the template's new release on a branch of its own,
-committed, with the pull request's text; conflicts committed as copier left them, in a draft.
+committed, with the pull request's text; conflicts committed as copier left them, in a draft; the
+linters run over every file, and what they found in the pull request (a draft too).
 
 A template repository is tagged v1.0.0, repos are made from it by both engines, then v2.0.0 changes
-the CI workflow and .editorconfig. The session runs as the weekly workflow runs it (`GITHUB_OUTPUT`
-set), with the copier and ruff of this environment (`--no-venv --no-install`).
+the CI workflow and .editorconfig and brings a lint rule (no TODO comments). The session runs as
+the weekly workflow runs it (`GITHUB_OUTPUT` set), with the copier and ruff of this environment
+(`--no-venv --no-install`); its code is scripts/template_update.py.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -27,6 +30,8 @@ from tests.render import (
 pytestmark = pytest.mark.slow
 ENGINES = ["cookiecutter", "copier"]
 WORKFLOW = ".github/workflows/ci.yml"
+# A user's script that breaks the rule v2.0.0 brings, in a file the update does not touch.
+TODO_FILE, TODO_LINE = "scripts/explore.py", "# TODO: try a larger batch\n"
 RESULTS = ["update", "branch", "title", "body_file", "draft"]
 
 
@@ -61,8 +66,12 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def repos(template: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Per engine: a repo whose README the user edited, and one where the user also changed the
-    line of the CI workflow that v2.0.0 changes (a conflict)."""
+    line of the CI workflow that v2.0.0 changes (a conflict); and one with a TODO comment."""
     made = {}
+    todo = generate(template, "copier", tmp_path_factory.mktemp("copier-todo"))
+    (todo / TODO_FILE).write_text(TODO_LINE, encoding="utf-8")
+    commit_all(todo, "explore")
+    made["copier-todo"] = todo
     for engine in ENGINES:
         for kind in ("clean", "conflict"):
             repo = generate(template, engine, tmp_path_factory.mktemp(f"{engine}-{kind}"))
@@ -78,6 +87,8 @@ def repos(template: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
 def v2(template: Path, repos: dict[str, Path]) -> dict[str, Path]:
     edit(template / "template" / WORKFLOW, "runs-on: ubuntu-latest", "runs-on: ubuntu-24.04  # v2: pinned image")
     edit(template / "template" / ".editorconfig", "\n", "\n# v2: one more convention\n")
+    rule = '"YTT",  # sys.version checks\n'
+    edit(template / "template" / "pyproject.toml", rule, rule + '  "FIX002",  # v2: TODOs in issues\n')
     commit_all(template, "v2: new conventions")
     git(template, "tag", "v2.0.0")
     return repos
@@ -120,6 +131,7 @@ def test_a_new_release_arrives_on_its_own_branch(v2: dict[str, Path], engine: st
     assert f"- `{WORKFLOW}` (changed)" in body
     assert "- `.editorconfig` (changed)" in body
     assert "Draft" not in body
+    assert "- `ruff check`: nothing found\n- `ruff format`: nothing found\n" in body
     assert yaml.safe_load((repo / ".copier-answers.yml").read_text(encoding="utf-8"))["_commit"] == "v2.0.0"
     lint, _ = nox(repo, "lint", tmp_path)
     assert "No conflict markers or .rej files in " in lint.stdout
@@ -155,6 +167,24 @@ def test_conflicts_are_committed_unresolved_in_a_draft(v2: dict[str, Path], engi
     assert f"Unresolved conflicts (from `copier update` or a merge) in: {WORKFLOW}." in lint.stdout
 
 
+def test_the_linters_run_over_every_file(v2: dict[str, Path], tmp_path: Path) -> None:
+    """v2.0.0's rule breaks a file the update does not touch, which no pre-commit hook would see:
+    the pull request names it, as a draft, and says how to fix it."""
+    repo = v2["copier-todo"]
+    result, outputs = nox(repo, "template_update", tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert outputs["draft"] == "true"
+    assert "ruff check: Found 1 error." in result.stderr
+    body = Path(outputs["body_file"]).read_text(encoding="utf-8")
+    assert "copier could not merge" not in body
+    assert "- `ruff check`: Found 1 error.\n- `ruff format`: nothing found\n" in body
+    assert "**Draft: the linters found problems.**" in body
+    assert f"{TODO_FILE}:1:3: FIX002 Line contains TODO" in body
+    assert "(`ruff check --fix`, `ruff format`)" in body
+    assert not git(repo, "status", "--porcelain"), "the linters changed a file"
+
+
 def test_lint_refuses_a_rej_file(template: Path, tmp_path: Path) -> None:
     """`copier update --conflict rej` leaves the hunks it could not apply in .rej files."""
     repo = generate(template, "copier", tmp_path / "out")
@@ -188,7 +218,8 @@ def test_the_workflow_needs_no_secrets_and_little_permission(v2: dict[str, Path]
     assert job["permissions"] == {"contents": "write", "pull-requests": "write", "actions": "write"}
     assert "nox -s template_update" in [step.get("run") for step in job["steps"]]
     assert "secrets." not in text
-    noxfile = (repo / "noxfile.py").read_text(encoding="utf-8")
-    assert re.search(r'^COPIER = "copier==\d+\.\d+\.\d+"$', noxfile, re.MULTILINE), "copier is not pinned"
-    assert "--trust" not in noxfile + text
-    assert "--UNSAFE" not in noxfile + text
+    dev = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["dependency-groups"]["dev"]
+    assert any(re.fullmatch(r"copier==\d+\.\d+\.\d+", str(pin)) for pin in dev), "copier is not pinned"
+    script = (repo / "scripts" / "template_update.py").read_text(encoding="utf-8")
+    assert "--trust" not in script + text
+    assert "--UNSAFE" not in script + text

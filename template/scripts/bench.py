@@ -3,7 +3,8 @@
     python scripts/bench.py                       # quick profile, every device found
     python scripts/bench.py --profile thorough    # more sizes, longer measurements
     python scripts/bench.py --only softmax --device cuda
-    python scripts/bench.py --compare before.json # what got slower or faster since then
+    python scripts/bench.py --save-baseline       # keep this run as this commit's baseline
+    python scripts/bench.py --compare main        # each row's ratio to main's baseline
 
 The functions are the package's `__all__`. Each one's inputs come from `benchmark_inputs(size)`
 in its test module, tests/test_<name>.py, at the sizes that module declares in `BENCHMARK_SIZES`
@@ -15,7 +16,11 @@ report lists those skipped.
 
 `torch.utils.benchmark` times the calls: it warms up, waits for the device, takes many samples
 and reports their median and interquartile range (IQR). The first call, which compiles, is
-timed on its own. Results go to bench-results/ (see `bench_report.py`).
+timed on its own. PyTorch uses one CPU thread unless `--threads` says more, as that timer does
+by default: where other programs keep the CPUs busy, a call split over several threads waits for
+the slowest, and can take a hundred times longer than on one. The load average is recorded, and
+a busy machine is named in a warning. Results go to bench-results/ (see `bench_report.py`);
+comparisons with an earlier commit's baseline are `bench_compare.py`'s.
 """
 
 from __future__ import annotations
@@ -34,11 +39,13 @@ import numpy as np
 import torch
 from torch.utils import benchmark
 
+import bench_compare
 import bench_report
 import bench_sizes
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
+BASELINES = ROOT / "bench-results" / "baselines"
 # The tests' harness converts the NumPy inputs to each backend, dtype and device.
 sys.path.insert(0, str(TESTS))
 import parity
@@ -90,7 +97,12 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.ArgumentParser, argpars
     parser.add_argument("--device", action="append", choices=parity.DEVICES, help="repeatable")
     parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     parser.add_argument("--sizes", type=sizes, help="comma-separated, replaces the profile's")
-    parser.add_argument("--threads", type=int, help="PyTorch's CPU threads (default: its own)")
+    parser.add_argument(
+        "--threads",
+        type=threads,
+        default=1,
+        help="PyTorch's CPU threads (default 1: steady on a busy machine; more on a quiet one)",
+    )
     parser.add_argument("--min-run-time", type=float, help="seconds of samples per measurement")
     parser.add_argument(
         "--time-budget",
@@ -105,7 +117,16 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.ArgumentParser, argpars
         help="skip sizes where a call would need more, e.g. 4GB (quick: 500MB, thorough: 2GB)",
     )
     parser.add_argument("--output", type=Path, default=ROOT / "bench-results", metavar="FOLDER")
-    parser.add_argument("--compare", type=Path, metavar="OLD.json", help="an earlier run")
+    parser.add_argument(
+        "--compare",
+        metavar="COMMIT|OLD.json",
+        help="an earlier run: a commit with a saved baseline (e.g. main), or a results.json",
+    )
+    parser.add_argument(
+        "--save-baseline",
+        action="store_true",
+        help=f"keep this run as the baseline of this commit, in {BASELINES.relative_to(ROOT)}/",
+    )
     parser.add_argument(
         "--threshold",
         type=float,
@@ -124,6 +145,13 @@ def sizes(text: str) -> tuple[int, ...]:
         msg = f"{text!r}: expected positive integers such as 1000,100000"
         raise argparse.ArgumentTypeError(msg)
     return values
+
+
+def threads(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        msg = f"{text!r}: expected a number of threads such as 1 or 4"
+        raise argparse.ArgumentTypeError(msg)
+    return int(text)
 
 
 def memory(text: str) -> int:
@@ -392,12 +420,17 @@ def main(argv: list[str] | None = None) -> int:
     parser, args = parse_args(argv)
     chosen = functions(parser, args.only)
     timed_on = targets(parser, args)
-    try:
-        old = bench_report.load(args.compare) if args.compare else None
+    code = bench_compare.commit(ROOT)
+    try:  # before minutes of timing: an earlier run or a baseline that cannot be had
+        old = bench_compare.find(args.compare, ROOT, BASELINES) if args.compare else None
+        if args.save_baseline:
+            bench_compare.check_baseline(code)
     except ValueError as error:
         parser.error(str(error))
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads)
+    load_before = bench_report.load_average()
+    if warning := bench_report.busy(load_before, args.threads, bench_report.usable_cpus()):
+        note(f"warning: {warning}")
     if any(target.backend == "jax" for target in timed_on):
         import jax
 
@@ -414,7 +447,8 @@ def main(argv: list[str] | None = None) -> int:
         ),
         "profile": args.profile,
         "dtype": args.dtype,
-        "machine": bench_report.machine(),
+        "machine": bench_report.machine(load_before),
+        "git": code,
         "seconds": time.perf_counter() - started,
         "functions": sorted({row["function"] for row in rows}),
         "budget": {
@@ -425,7 +459,14 @@ def main(argv: list[str] | None = None) -> int:
         "skipped_sizes": sizes_skipped,
         "rows": speedups(rows),
     }
-    bench_report.write(results, args.output, old, args.threshold)
+    comparison: list[str] = []
+    if old is not None:
+        results["comparison"] = bench_compare.compare(old, results, args.threshold)
+        comparison = bench_compare.lines(results["comparison"])
+    bench_report.write(results, args.output, comparison)
+    if args.save_baseline:
+        saved = bench_compare.save_baseline(results, BASELINES)
+        print(f"Saved as the baseline of {code['commit'][:12]}: {saved.relative_to(ROOT)}")
     return 0
 
 

@@ -1,5 +1,6 @@
 """The results of `bench.py`: a table in the terminal and, in its output folder, results.json,
-results.md and results.png; against an earlier results.json, what got slower or faster."""
+results.md, and the plot as results.png and results.pdf; each says what the numbers were measured
+with (threads, processor, load average, versions) and warns where the machine was busy."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import math
 import os
 import platform
+import textwrap
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -15,7 +17,6 @@ from typing import Any
 import torch
 
 Row = dict[str, Any]
-KEY = ("function", "backend", "device", "mode", "size")
 COLUMNS = [
     "function",
     "backend",
@@ -31,13 +32,18 @@ COLUMNS = [
 ]
 # The fewest samples whose quartiles mean something; a row with fewer shows no IQR.
 MIN_SAMPLES = 5
+# An IQR over this fraction of the median means a noisy measurement (torch.utils.benchmark's
+# own threshold for its "system fluctuation" warning).
+NOISY = 0.1
 UNITS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6))
 PANEL_INCHES, DPI = (4.8, 3.6), 100
+TITLE_CHARS_PER_INCH = 12  # characters of a small (10 pt) font that fit in an inch
 SIZE_AXIS = "input size: elements in the largest operand"
 HOW_TO_READ = f"""\
 `size` counts the elements in the largest operand (`shapes`: every operand's). `median` is the
 time of one call once warmed up (half the samples were faster), `IQR` the spread of the middle
-half of the samples (none below {MIN_SAMPLES} samples), `first call` the very first call's time,
+half of the samples (none below {MIN_SAMPLES} samples; `noisy` above {NOISY:.0%} of the median),
+`first call` the very first call's time,
 which for a compiled mode includes compiling. `speedup` is the NumPy reference's median over the
 row's: above 1, faster than the reference. Sizes grow until a call would take longer than the
 time budget or need more memory than the memory budget: rows marked `skipped` say which."""
@@ -52,8 +58,8 @@ def duration(seconds: float) -> str:
     return f"{value:.{max(0, 2 - math.floor(math.log10(value))) if value > 0 else 0}f} {unit}"
 
 
-def machine() -> dict[str, Any]:
-    """What the numbers were measured on."""
+def machine(load_before: float) -> dict[str, Any]:
+    """What the numbers were measured on and with; `load_before`: the load average at the start."""
     versions = {}
     for name in ("numpy", "torch", "jax"):
         try:
@@ -65,11 +71,59 @@ def machine() -> dict[str, Any]:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "cpu": cpu_model(),
         "cpus": os.cpu_count(),
+        "usable_cpus": usable_cpus(),
         "torch_threads": torch.get_num_threads(),
+        "load_average": [load_before, load_average()],
         "gpu": gpu,
         "python": platform.python_version(),
         "versions": versions,
     }
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (a Slurm job's share, not the whole node's)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def load_average() -> float:
+    """Processes running or waiting for a CPU, averaged over the last minute (0 where the system
+    does not say, as on Windows)."""
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+
+
+def busy(load: float, threads: int, cpus: int) -> str | None:
+    """Why the machine is too busy for honest timings, or None: other programs' load plus this
+    run's threads exceed the CPUs, so this run waits for its turn."""
+    if load + threads <= cpus:
+        return None
+    why = "this run shares the CPUs with other programs: its times may be slower and noisier"
+    if threads > 1:
+        why = (
+            f"a call split over {threads} threads waits for the slowest, which other programs "
+            "hold up: its times may be many times slower (--threads 1 is steadier)"
+        )
+    return (
+        f"the machine is busy: load average {load:.1f} (last minute) on "
+        f"{count(cpus, 'usable CPU')}, with {count(threads, 'PyTorch thread')} here; {why}. Run "
+        "when it is quiet, or on a node of your own"
+    )
+
+
+def setting(found: dict[str, Any]) -> str:
+    """The machine and its load, in a line: what the report, the plot and the terminal state."""
+    start, end = found["load_average"]
+    return (
+        f"{found['cpu']}, {count(found['torch_threads'], 'PyTorch thread')} of "
+        f"{count(found['usable_cpus'], 'usable CPU')}, load average {start:.1f} at the start "
+        f"and {end:.1f} at the end"
+    )
+
+
+def count(number: int, thing: str) -> str:
+    """`1 usable CPU`, `2 usable CPUs`."""
+    return f"{number} {thing}{'' if number == 1 else 's'}"
 
 
 def cpu_model() -> str:
@@ -82,24 +136,16 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def load(path: Path) -> dict[str, Any]:
-    """An earlier results.json; ValueError with the reason if it is not one."""
-    try:
-        results: object = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        msg = f"--compare {path}: cannot read it ({error})"
-        raise ValueError(msg) from None
-    if isinstance(results, dict) and isinstance(results.get("rows"), list):
-        return results
-    msg = f"--compare {path}: not a results.json written by scripts/bench.py"
-    raise ValueError(msg)
-
-
 # --- Tables ---------------------------------------------------------------------------------
 
 
 def enough_samples(row: Row) -> bool:
     return bool(row.get("samples", MIN_SAMPLES) >= MIN_SAMPLES)
+
+
+def noisy(row: Row) -> bool:
+    """Whether the row's IQR is wide for its median (where it has enough samples for one)."""
+    return enough_samples(row) and row["q3_s"] - row["q1_s"] > NOISY * row["median_s"]
 
 
 def cells(row: Row) -> list[str]:
@@ -109,7 +155,10 @@ def cells(row: Row) -> list[str]:
         return [*where, "", "skipped", "", "", "", row["reason"]]
     compiled = row["mode"] == "compiled"
     spread = duration(row["q3_s"] - row["q1_s"]) if enough_samples(row) else "-"
-    few = f"{row.get('samples')} of the {MIN_SAMPLES} samples an IQR needs"
+    note = f"{row.get('samples')} of the {MIN_SAMPLES} samples an IQR needs"
+    if enough_samples(row):
+        spread_share = (row["q3_s"] - row["q1_s"]) / row["median_s"]
+        note = f"noisy: IQR {spread_share:.0%} of the median" if noisy(row) else ""
     return [
         *where,
         ", ".join("x".join(map(str, shape)) or "scalar" for shape in row.get("shapes", [])),
@@ -117,7 +166,7 @@ def cells(row: Row) -> list[str]:
         spread,
         duration(row["first_call_s"]) + (" (compiles)" if compiled else ""),
         f"{row['speedup']:#.3g}x",
-        "" if enough_samples(row) else few,
+        note,
     ]
 
 
@@ -142,15 +191,16 @@ def markdown(results: dict[str, Any], notes: list[str]) -> str:
     table = "\n".join("| " + " | ".join(cells(row)) + " |" for row in table_rows(results))
     found = results["machine"]
     versions = ", ".join(f"{name} {number}" for name, number in found["versions"].items())
+    code = results["git"]["commit"] or "no git commit"
+    code = f"{code[:12]} with uncommitted changes" if results["git"]["dirty"] else code[:12]
     lines = [
         "# Benchmark",
         "",
         (
             f"`{results['command']}`: profile {results['profile']}, {results['dtype']}, "
-            f"{found['date']}, {found['cpu']}, {found['cpus']} CPUs ({found['torch_threads']} "
-            "PyTorch threads), "
-            f"GPU: {found['gpu'] or 'none'}, {versions}. Budgets of one call: "
-            f"{duration(results['budget']['seconds'])}, {results['budget']['bytes'] / 1e6:,.0f} MB."
+            f"{found['date']}, code {code}; {setting(found)}; GPU: {found['gpu'] or 'none'}; "
+            f"{versions}. Budgets of one call: {duration(results['budget']['seconds'])}, "
+            f"{results['budget']['bytes'] / 1e6:,.0f} MB."
         ),
         "",
         HOW_TO_READ,
@@ -161,6 +211,10 @@ def markdown(results: dict[str, Any], notes: list[str]) -> str:
     ]
     if results["plot"] is not None:
         lines += [f"![Median time per call against input size]({results['plot']['file']})", ""]
+        lines += [
+            f"The plot as PDF, for a paper: [{results['plot']['pdf']}]({results['plot']['pdf']})"
+        ]
+        lines += [""]
     return "\n".join(lines + notes) + "\n"
 
 
@@ -170,7 +224,8 @@ def markdown(results: dict[str, Any], notes: list[str]) -> str:
 def plot(rows: list[Row], path: Path, title: str) -> tuple[int, int] | None:
     """Per function, two panels: median time against size (log-log; the band: the IQR) and
     the speedup over the NumPy reference, a line per backend, device and mode; `title` on top.
-    The PNG's width and height, or None when matplotlib is not installed."""
+    Written as PNG at `path` and as PDF beside it. The PNG's width and height, or None when
+    matplotlib is not installed."""
     try:
         import matplotlib as mpl
     except ModuleNotFoundError:
@@ -215,67 +270,43 @@ def plot(rows: list[Row], path: Path, title: str) -> tuple[int, int] | None:
     for panel in axes.flat:
         if not panel.has_data():
             panel.set_axis_off()
-    figure.suptitle(title)
+    # Wrapped to the figure's width: a single function's plot is one panel wide.
+    lines = [
+        textwrap.fill(line, width=round(size[0] * TITLE_CHARS_PER_INCH))
+        for line in title.split("\n")
+    ]
+    figure.suptitle("\n".join(lines), fontsize="small")
     figure.savefig(path, dpi=DPI)  # no bbox_inches="tight": the size stays as stated
+    figure.savefig(path.with_suffix(".pdf"))
     plt.close(figure)
     return round(size[0] * DPI), round(size[1] * DPI)
 
 
 def plot_title(results: dict[str, Any]) -> str:
-    """What the numbers were measured with: dtype, devices, versions, machine."""
+    """What the numbers were measured with: dtype, devices, versions, machine, threads, load."""
     found = results["machine"]
     devices = sorted({row["device"] for row in results["rows"]})
     gpu = f" ({found['gpu']})" if found["gpu"] and "cuda" in devices else ""
     versions = ", ".join(f"{name} {number}" for name, number in found["versions"].items())
     return (
-        f"{results['dtype']} on {', '.join(devices)}{gpu}; {versions}\n"
-        f"{found['cpu']}, {found['cpus']} CPUs ({found['torch_threads']} PyTorch threads), "
-        f"{found['date'][:10]}"
+        f"{results['dtype']} on {', '.join(devices)}{gpu}; {versions}; {found['date'][:10]}\n"
+        f"{setting(found)}"
     )
 
 
-# --- Comparison -----------------------------------------------------------------------------
+# --- Files ---------------------------------------------------------------------------------
 
 
-def compare(old: list[Row], new: list[Row], threshold: float) -> tuple[list[str], int]:
-    """Each row whose median moved by more than `threshold` (a fraction) from the same row of
-    `old`, with the two interquartile ranges apart (so that noise alone does not count; where
-    either row has too few samples for one, the ratio alone, and the change says so); and how
-    many rows the two runs have in common."""
-    before = {tuple(row[key] for key in KEY): row for row in old}
-    changes, common = [], 0
-    for row in new:
-        previous = before.get(tuple(row[key] for key in KEY))
-        if previous is None:
-            continue
-        common += 1
-        ratio = row["median_s"] / previous["median_s"]
-        spread = enough_samples(row) and enough_samples(previous)
-        slower = ratio > 1 + threshold and (row["q1_s"] > previous["q3_s"] or not spread)
-        faster = ratio < 1 / (1 + threshold) and (row["q3_s"] < previous["q1_s"] or not spread)
-        if slower or faster:
-            what = (
-                f"{row['function']} {row['backend']} {row['device']} {row['mode']} "
-                f"size {row['size']:,}"
-            )
-            times = f"{duration(previous['median_s'])} -> {duration(row['median_s'])}"
-            few = "" if spread else f"; too few samples (under {MIN_SAMPLES}) to compare IQRs"
-            changes.append(
-                f"{what}: {'slower' if slower else 'faster'}, {ratio:.2f}x the time ({times}{few})"
-            )
-    return changes, common
-
-
-def write(
-    results: dict[str, Any], folder: Path, old: dict[str, Any] | None, threshold: float
-) -> None:
-    """Print the table (and the changes against `old`); write results.json, .md and .png."""
+def write(results: dict[str, Any], folder: Path, comparison: list[str]) -> None:
+    """Print the table and its notes, then `comparison` (lines about an earlier run); write
+    results.json, results.md and the plot."""
     folder.mkdir(parents=True, exist_ok=True)
     title = plot_title(results)
     size = plot(results["rows"], folder / "results.png", title)
-    stated = None
+    stated: dict[str, Any] | None = None
     if size is not None:
-        stated = {"file": "results.png", "width": size[0], "height": size[1], "title": title}
+        stated = {"file": "results.png", "pdf": "results.pdf", "title": title}
+        stated |= {"width": size[0], "height": size[1]}
     results = {**results, "plot": stated}
     notes = [f"{name} left out: {reason}" for name, reason in results["skipped"].items()]
     if results["skipped_sizes"]:
@@ -284,17 +315,26 @@ def write(
             "them with --time-budget and --memory-budget, or choose the sizes: BENCHMARK_SIZES "
             "in the function's test module."
         )
+    noisy_rows = sum(noisy(row) for row in results["rows"])
+    if noisy_rows:
+        notes.append(
+            f"Noisy: {noisy_rows} of {len(results['rows'])} rows have an IQR over {NOISY:.0%} of "
+            "their median, so other programs disturbed them: close them, or run on a quiet "
+            "machine or a node of your own, then run again."
+        )
+    found = results["machine"]
+    start, end = found["load_average"]
+    # Others' load: at the start, and at the end without this run's own threads.
+    others = max(start, end - found["torch_threads"])
+    if warning := busy(others, found["torch_threads"], found["usable_cpus"]):
+        notes.append(f"Warning: {warning}.")
     if size is None:
         notes.append("No plot: matplotlib is not installed (pip install matplotlib).")
-    if old is not None:
-        changes, common = compare(old["rows"], results["rows"], threshold)
-        results["comparison"] = {"threshold": threshold, "common_rows": common, "changes": changes}
-        notes += ["", f"Changes against the earlier run, of more than {threshold:.0%}:"]
-        notes += changes or [
-            f"none in the {common} rows both runs have" if common else "no rows in common"
-        ]
     (folder / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    (folder / "results.md").write_text(markdown(results, notes), encoding="utf-8")
-    print("\n".join([terminal_table(table_rows(results)), "", *notes]).rstrip())
-    files = "results.md, results.json" + (f", results.png ({size[0]}x{size[1]} px)" if size else "")
-    print(f"\nWritten to {folder}: {files}")
+    fenced = ["", "```text", *comparison, "```"] if comparison else []
+    (folder / "results.md").write_text(markdown(results, notes + fenced), encoding="utf-8")
+    print("\n".join([terminal_table(table_rows(results)), "", *notes, "", *comparison]).rstrip())
+    files = "results.md, results.json"
+    if size:
+        files += f", results.png ({size[0]}x{size[1]} px), results.pdf"
+    print(f"\nMeasured with {setting(found)}.\nWritten to {folder}: {files}")

@@ -1,0 +1,202 @@
+"""Bring the template's newest release into a branch of its own, commit it, run the linters over
+every file, and write the pull request's title and body.
+
+    nox -s template_update                                  # installs the pinned copier and ruff
+    python scripts/template_update.py --body-file pr.md     # in an environment that has them
+
+Nothing is pushed, merged or resolved: where `copier update` cannot merge a file, its conflict
+markers are committed as copier left them, and the pull request is a draft that lists them. The
+linters then check every file, not only those a commit stages, so that a rule the update brings
+shows where your own files break it; what they found goes into the pull request (a draft then
+too). The title and body go to stdout, progress to stderr; under GitHub Actions (`GITHUB_OUTPUT`
+set) the results go to the workflow's later steps: update, branch, title, body_file, draft.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO
+
+from check_conflicts import candidate_files, conflicts_in
+
+ANSWERS_FILE = Path(".copier-answers.yml")
+# Each linter over the whole repo, reporting only: the update's own changes stay reviewable.
+LINTERS = {
+    "ruff check": ["ruff", "check", "--no-fix", "--output-format", "concise"],
+    "ruff format": ["ruff", "format", "--check"],
+}
+HOW_TO_RESOLVE = [
+    "Check out this branch. In each file, keep what you want between the",
+    "`<<<<<<< before updating` and `>>>>>>> after updating` markers, then remove them;",
+    "apply each `.rej` file's change by hand and delete it. Then commit, push, and",
+    "mark this pull request ready for review. `python scripts/check_conflicts.py` lists",
+    "what is left; CI fails until nothing is.",
+]
+
+
+class UpdateError(Exception):
+    """Why the update cannot go on; the message says what to do."""
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def git(*args: str) -> str:
+    """Run git in this repo; its output, without the trailing newline."""
+    return subprocess.run(
+        ["git", *args], capture_output=True, text=True, check=True
+    ).stdout.rstrip()
+
+
+def tool(
+    *command: str, stdout: int | IO[str] = subprocess.PIPE
+) -> subprocess.CompletedProcess[str]:
+    """Run copier or ruff; a missing one is an UpdateError that says how to get it."""
+    try:
+        return subprocess.run(
+            command, stdout=stdout, stderr=subprocess.PIPE, text=True, check=False
+        )
+    except FileNotFoundError:
+        msg = f"{command[0]} is not installed here: use nox -s template_update, which installs it"
+        raise UpdateError(msg) from None
+
+
+def newer_release() -> tuple[str, str] | None:
+    """The release this repo was made from and the template's newest, or None if up to date."""
+    check = tool("copier", "check-update", "--output-format", "json")
+    if check.returncode not in {0, 2}:  # 2: a newer release exists
+        msg = f"copier check-update failed: {check.stderr.strip()}"
+        raise UpdateError(msg)
+    status = json.loads(check.stdout.strip().splitlines()[-1])
+    if not status["update_available"]:
+        log(f"Up to date: the template's newest release is {status['current_version']}.")
+        return None
+    return status["current_version"], status["latest_version"]
+
+
+def lint_everything() -> dict[str, list[str]]:
+    """What each linter found over the whole repo: its report's lines, none where it passed."""
+    found = {}
+    for name, command in LINTERS.items():
+        result = tool(*command)
+        report = (result.stdout + result.stderr).strip().splitlines()
+        if result.returncode != 0:
+            found[name] = report or [f"exit status {result.returncode}"]
+        else:
+            found[name] = []
+        log(f"{name}: " + (found[name][-1] if found[name] else "nothing found"))
+    return found
+
+
+def template_source() -> str:
+    """Where the template lives: `_src_path` in the answers file (one line of plain YAML)."""
+    for line in ANSWERS_FILE.read_text(encoding="utf-8").splitlines():
+        if line.startswith("_src_path:"):
+            return line.partition(":")[2].strip().strip("'\"")
+    return "the template"
+
+
+def change_kind(status: str) -> str:
+    """A `git status --porcelain` code (XY) in words."""
+    if "U" in status or status in {"AA", "DD"}:
+        return "not merged"
+    if "?" in status or "A" in status:
+        return "new"
+    return "deleted" if "D" in status else "changed"
+
+
+def pull_request_body(
+    releases: tuple[str, str], changed: list[str], conflicts: list[str], lint: dict[str, list[str]]
+) -> str:
+    """What the update changed, every file it could not merge, and what the linters found."""
+    old, new = releases
+    lines = [
+        f"`copier update` brought the template ({template_source()}) from {old} to {new};",
+        "its CHANGELOG.md says what each release changed. Files this update touched:",
+        "",
+        *(f"- `{line[3:]}` ({change_kind(line[:2])})" for line in changed),
+    ]
+    if conflicts:
+        lines += [
+            "",
+            "**Draft: copier could not merge these files.** Nothing was resolved for you:",
+        ]
+        lines += ["", *(f"- `{name}`" for name in conflicts), "", *HOW_TO_RESOLVE]
+    lines += ["", "The linters over every file, after the update:", ""]
+    for name, report in lint.items():
+        lines.append(f"- `{name}`: " + (report[-1] if report else "nothing found"))
+    if any(lint.values()):
+        lines += ["", "**Draft: the linters found problems.** Their reports:", ""]
+        for name, report in lint.items():
+            lines += [f"`{name}`:", "", "```text", *report, "```", ""] if report else []
+        lines.append("Fix them on this branch (`ruff check --fix`, `ruff format`), review, commit.")
+    return "\n".join(lines) + "\n"
+
+
+def github_output(**values: str) -> None:
+    """Hand results to later steps of a GitHub Actions job (nothing outside Actions)."""
+    if output := os.environ.get("GITHUB_OUTPUT"):
+        with Path(output).open("a", encoding="utf-8") as file:
+            file.writelines(f"{key}={value}\n" for key, value in values.items())
+
+
+def update(body_file: Path | None) -> None:
+    if git("status", "--porcelain"):
+        msg = "uncommitted changes: commit or stash them first, then run this again"
+        raise UpdateError(msg)
+    releases = newer_release()
+    if releases is None:
+        github_output(update="false")
+        return
+    # A branch per release, made afresh from here: running again refreshes it.
+    branch = f"template-update/{releases[1]}"
+    git("switch", "--force-create", branch)
+    # copier reports on stderr, so that stdout carries only the pull request's text.
+    updated = tool("copier", "update", "--defaults", "--conflict", "inline", stdout=sys.stderr)
+    if updated.returncode != 0:
+        msg = f"copier update failed: {updated.stderr.strip()}"
+        raise UpdateError(msg)
+    conflicts = [name for name in candidate_files() if conflicts_in(name)]
+    changed = git("status", "--porcelain", "--untracked-files=all").splitlines()
+    git("add", "--all")
+    title = f"Update from the template: {releases[0]} to {releases[1]}"
+    # Markers are committed as copier left them (never resolved here); --no-verify because the
+    # pre-commit hooks rightly refuse them. The lint session keeps the branch from going green.
+    git("commit", "--quiet", "--no-verify", "--message", title)
+    lint = lint_everything()
+    body = pull_request_body(releases, changed, conflicts, lint)
+    sys.stdout.write(f"{title}\n\n{body}")
+    if body_file is not None:
+        body_file.write_text(body, encoding="utf-8")
+    log(f"On branch {branch}. To propose it: git push --force -u origin {branch}")
+    github_output(
+        update="true",
+        branch=branch,
+        title=title,
+        body_file=str(body_file.resolve()) if body_file else "",
+        draft=str(bool(conflicts) or any(lint.values())).lower(),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Bring the template's newest release into a branch, committed and linted."
+    )
+    parser.add_argument("--body-file", type=Path, help="also write the pull request's body here")
+    arguments = parser.parse_args(argv)
+    try:
+        update(arguments.body_file)
+    except UpdateError as error:
+        print(f"template_update: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
