@@ -115,7 +115,7 @@ of the interval spanned by the central difference `c` and the forward and backwa
   up to `NEARBY` times max(1, |x_i|), by a shift they share and one of their own); `g` matches
   where it lies, within the allowed room, between the smallest and largest of them. At a
   smooth point they all agree, to `NEARBY` times the curvature, so a wrong gradient still
-  fails.
+  fails. Elements are examined worst first; the first that neither explains fails the test.
 
 For draws with extreme values (up to 1e4), the tests ask for finiteness only (``compare_values=
 False``): a NaN gradient where the reference's differences are finite (an overflow in a branch a
