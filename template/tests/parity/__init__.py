@@ -8,7 +8,12 @@ here:
   ``torch-float32-cuda``. A target is a backend, a dtype and a device; ``conftest.py`` skips a
   target whose device is missing (or fails it, with ``--require-device``).
 - `Spec`, `operands()`, `edge_operands()`, `sized_operands()`: the inputs a `Spec` allows, drawn
-  by hypothesis or fixed; `arrays()`, `labels()`, `log_uniform()` for the rest.
+  by hypothesis or fixed; `arrays()`, `integers()`, `labels()`, `log_uniform()` for the rest.
+  Besides shapes and value ranges, a `Spec` states the constraints of an algorithm: operands of
+  integers and their range (``integers={"labels": (0, "c")}``, labels below C), sizes that are
+  multiples (``multiples={"d": 2}`` even, ``{"c": "groups"}`` of a parameter) or a multiple of
+  another letter (``sides={"e": ("3h", "3h")}``), and the dtypes its ports support (``dtypes``:
+  the others' tests are skipped, with the reason). JAX's fixed sizes honour them too.
 - `assert_matches_reference()`: the target's result against the float64 NumPy reference computed
   from the very same (rounded) inputs: array type, dtype, device, shape, then values.
 - `assert_keeps_type_dtype_device()`: the same checks without values, for PyTorch's ``meta``
@@ -117,7 +122,7 @@ from .core import (
 )
 from .fixed import edge_operands, edge_shapes, sized_operands, sized_shapes
 from .gradients import assert_gradient_matches_reference
-from .inputs import Spec, arrays, labels, log_uniform, operands, shapes
+from .inputs import Spec, arrays, integers, labels, log_uniform, operands, shapes
 from .refusals import ArrayLike, assert_rejects_unsupported
 from .room import assert_close
 from .targets import Target, missing_backend, missing_device, over, targets
@@ -149,6 +154,7 @@ __all__ = [
     "assert_vmap_matches_loop",
     "edge_operands",
     "edge_shapes",
+    "integers",
     "labels",
     "log_uniform",
     "missing_backend",
