@@ -177,6 +177,10 @@ def test_correct_logdet_of_nearly_singular_matrices(target: Target) -> None:
     # Cholesky that fails in float32 where the float64 reference succeeds is excused.
     for seed in range(12):
         parity.assert_matches_reference(logdet_gram, target, (_nearly_singular(seed),))
+    # Two equal rows: singular, yet the float64 Cholesky returns; nudged copies of it raise.
+    a = np.full((5, 5), 0.140625)
+    a[0, 2:4], a[2, 2], a[3, 0] = (-2896.30937574, 2896.30937574), 0.0, 0.0
+    parity.assert_matches_reference(logdet_gram, target, (a,))
 
 
 @parity.over(["torch"], ["float64", "float32", "float16"])

@@ -8,7 +8,12 @@ here:
   ``torch-float32-cuda``. A target is a backend, a dtype and a device; ``conftest.py`` skips a
   target whose device is missing (or fails it, with ``--require-device``).
 - `Spec`, `operands()`, `edge_operands()`, `sized_operands()`: the inputs a `Spec` allows, drawn
-  by hypothesis or fixed; `arrays()`, `labels()`, `log_uniform()` for the rest.
+  by hypothesis or fixed; `arrays()`, `integers()`, `labels()`, `log_uniform()` for the rest.
+  Besides shapes and value ranges, a `Spec` states the constraints of an algorithm: operands of
+  integers and their range (``integers={"labels": (0, "c")}``, labels below C), sizes that are
+  multiples (``multiples={"d": 2}`` even, ``{"c": "groups"}`` of a parameter) or a multiple of
+  another letter (``sides={"e": ("3h", "3h")}``), and the dtypes its ports support (``dtypes``:
+  the others' tests are skipped, with the reason). JAX's fixed sizes honour them too.
 - `assert_matches_reference()`: the target's result against the float64 NumPy reference computed
   from the very same (rounded) inputs: array type, dtype, device, shape, then values.
 - `assert_keeps_type_dtype_device()`: the same checks without values, for PyTorch's ``meta``
@@ -115,7 +120,7 @@ of the interval spanned by the central difference `c` and the forward and backwa
   up to `NEARBY` times max(1, |x_i|), by a shift they share and one of their own); `g` matches
   where it lies, within the allowed room, between the smallest and largest of them. At a
   smooth point they all agree, to `NEARBY` times the curvature, so a wrong gradient still
-  fails.
+  fails. Elements are examined worst first; the first that neither explains fails the test.
 
 For draws with extreme values (up to 1e4), the tests ask for finiteness only (``compare_values=
 False``): a NaN gradient where the reference's differences are finite (an overflow in a branch a
@@ -156,7 +161,7 @@ from .core import (
 )
 from .fixed import edge_operands, edge_shapes, sized_operands, sized_shapes
 from .gradients import assert_gradient_matches_reference
-from .inputs import Spec, arrays, labels, log_uniform, operands, shapes
+from .inputs import Spec, arrays, integers, labels, log_uniform, operands, shapes
 from .refusals import ArrayLike, assert_rejects_unsupported
 from .room import assert_close
 from .targets import Target, missing_backend, missing_device, over, targets
@@ -188,6 +193,7 @@ __all__ = [
     "assert_vmap_matches_loop",
     "edge_operands",
     "edge_shapes",
+    "integers",
     "labels",
     "log_uniform",
     "missing_backend",

@@ -43,7 +43,7 @@ def _value(bound: Bound, known: Mapping[str, Any]) -> int:
     if not isinstance(known.get(name), int):
         msg = (
             f"bound {bound!r}: {name!r} is neither a letter of the shapes nor an int parameter "
-            f"given (pass parameters={{{name!r}: ...}} to the helper, e.g. parameters=DEFAULTS)"
+            f"given (pass its value in the helper's parameters=, e.g. parameters=DEFAULTS)"
         )
         raise ValueError(msg)  # noqa: TRY004  # a Spec's mistake, as for the other bounds
     factor = _BOUND.fullmatch(str(bound))[1]  # type: ignore[index]  # checked by _named
