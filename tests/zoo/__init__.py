@@ -5,7 +5,9 @@ Each module here is one algorithm: `SCAFFOLD`, the arguments of a generated repo
 declares in the generated test module (its `SPEC` and its `draw`); the functions `numpy`,
 `pytorch` and `jax`, or, in the Array API style (`--array-api` in `SCAFFOLD`), `numpy` and
 `array_api`, whose bodies become the scaffolded stubs' bodies; `BUGS`, realistic
-porting mistakes as (backend, text, replacement, kind); and, where a seed once found one,
+porting mistakes as (backend, text, replacement, kind);
+`DTYPES`, where its ports lack a kernel for some dtypes (no float16 FFT in PyTorch on a CPU), the
+`dtypes` of its `SPEC`; and, where a seed once found one,
 `PINNED`: the inputs of a false alarm as (target, operands, parameters), which its test file then
 checks on every run, so that the harness cannot fail them again unseen. The zoo was written apart
 from the harness, to test the harness on code it was not designed around: a correct algorithm must
@@ -49,6 +51,7 @@ class Algorithm:
     bodies: dict[str, str]  # backend (or array_api) -> its function's body, indented by 4
     bugs: tuple[Bug, ...]
     pinned: tuple[tuple[str, tuple[Any, ...], dict[str, Any]], ...] = ()
+    dtypes: tuple[str, ...] | None = None  # None: every dtype of the harness
 
 
 def _body(text: str, function: str) -> str:
@@ -85,6 +88,7 @@ def read(module: Any) -> Algorithm:
         bodies={backend: _body(text, backend) for backend in implementations(module.SCAFFOLD)},
         bugs=bugs,
         pinned=tuple(getattr(module, "PINNED", ())),
+        dtypes=getattr(module, "DTYPES", None),
     )
 
 
@@ -119,6 +123,8 @@ def write(repo: Path, algorithm: Algorithm, combination: Combination = COMBINATI
     text = text.replace("    min_dims=0,\n", "    min_dims=1,\n") if algorithm.min_dims else text
     text = text.replace("    sides={},\n", f"    sides={algorithm.sides!r},\n")
     text = text.replace("    values={},\n", f"    values={algorithm.values!r},\n")
+    if algorithm.dtypes:
+        text = text.replace("    dtypes=parity.DTYPES,\n", f"    dtypes={algorithm.dtypes!r},\n")
     text = _with_parameters(text, algorithm.parameters)
     if algorithm.pinned:
         text += PINNED_TEST.format(name=algorithm.name, pinned=algorithm.pinned)
