@@ -74,6 +74,11 @@ A result `r` of a target with dtype `d` matches the float64 reference `e` elemen
     more than a few units in the last place of the result: an ill-conditioned problem, whose
     error depends on how each input happens to round), they go on, up to `ROUNDINGS_AT_MOST`,
     so that the room reaches the tail of that error instead of depending on luck.
+- A floor under the room, `NORMWISE` times the result's change when every floating input moves
+  by a random amount up to the epsilon of `d` times that operand's largest magnitude: a port may
+  compute another way than the reference (an FFT for a sum, a blocked matrix product), backward
+  stable in norm only, so an element the reference gets exactly (a sum of zero terms) may carry
+  the epsilon of `d` times the size of the other elements it mixes in.
 - What `d` cannot hold is not the port's error: where the exact result overflows `d` (beyond its
   largest finite value, give or take the room), the port's infinity of the same sign matches;
   where the reference run in `d` itself loses an element (inf or NaN where the float64 result is

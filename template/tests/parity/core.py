@@ -69,6 +69,9 @@ TOLERANCES: Mapping[str, Tolerance] = {
 ROOM = 128.0
 #: Random nudges of the inputs that measure the sensitivity (the largest change counts).
 NUDGES = 8
+#: How many times its sensitivity to nudges of epsilon times each operand's largest magnitude a
+#: port may err by: the floor of a computation that is backward stable in norm only (an FFT).
+NORMWISE = 8.0
 #: Runs of the reference in the target's dtype that measure its rounding (the first unnudged),
 #: and how many at most where they disagree (an ill-conditioned problem: a heavy tail of errors).
 ROUNDINGS = 4
