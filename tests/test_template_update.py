@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -183,6 +185,17 @@ def test_the_linters_run_over_every_file(v2: dict[str, Path], tmp_path: Path) ->
     assert f"{TODO_FILE}:1:3: FIX002 Line contains TODO" in body
     assert "(`ruff check --fix`, `ruff format`)" in body
     assert not git(repo, "status", "--porcelain"), "the linters changed a file"
+
+
+def test_missing_tools_are_named(template: Path, tmp_path: Path) -> None:
+    """The script run by hand where copier and ruff are not installed: refused before any branch."""
+    repo = generate(template, "copier", tmp_path / "out")
+    git_only = str(Path(shutil.which("git") or "git").parent)
+    script = [sys.executable, "scripts/template_update.py"]
+    result = subprocess.run(script, cwd=repo, env={"PATH": git_only}, capture_output=True, text=True, check=False)
+    assert result.returncode == 1
+    assert "copier and ruff are not installed here: nox -s template_update installs them" in result.stderr
+    assert git(repo, "branch", "--show-current") == "main"
 
 
 def test_lint_refuses_a_rej_file(template: Path, tmp_path: Path) -> None:

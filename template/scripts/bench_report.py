@@ -271,11 +271,11 @@ def plot(rows: list[Row], path: Path, title: str) -> tuple[int, int] | None:
         if not panel.has_data():
             panel.set_axis_off()
     # Wrapped to the figure's width: a single function's plot is one panel wide.
-    lines = [
+    wrapped = [
         textwrap.fill(line, width=round(size[0] * TITLE_CHARS_PER_INCH))
         for line in title.split("\n")
     ]
-    figure.suptitle("\n".join(lines), fontsize="small")
+    figure.suptitle("\n".join(wrapped), fontsize="small")
     figure.savefig(path, dpi=DPI)  # no bbox_inches="tight": the size stays as stated
     figure.savefig(path.with_suffix(".pdf"))
     plt.close(figure)

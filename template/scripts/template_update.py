@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -57,14 +58,8 @@ def git(*args: str) -> str:
 def tool(
     *command: str, stdout: int | IO[str] = subprocess.PIPE
 ) -> subprocess.CompletedProcess[str]:
-    """Run copier or ruff; a missing one is an UpdateError that says how to get it."""
-    try:
-        return subprocess.run(
-            command, stdout=stdout, stderr=subprocess.PIPE, text=True, check=False
-        )
-    except FileNotFoundError:
-        msg = f"{command[0]} is not installed here: use nox -s template_update, which installs it"
-        raise UpdateError(msg) from None
+    """Run copier or ruff, its stderr captured."""
+    return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, text=True, check=False)
 
 
 def newer_release() -> tuple[str, str] | None:
@@ -147,6 +142,11 @@ def github_output(**values: str) -> None:
 
 
 def update(body_file: Path | None) -> None:
+    missing = [name for name in ("copier", "ruff") if shutil.which(name) is None]
+    if missing:
+        tools, are = " and ".join(missing), "is" if len(missing) == 1 else "are"
+        msg = f"{tools} {are} not installed here: nox -s template_update installs them"
+        raise UpdateError(msg)
     if git("status", "--porcelain"):
         msg = "uncommitted changes: commit or stash them first, then run this again"
         raise UpdateError(msg)
