@@ -112,7 +112,7 @@ def test_commands_here_in_the_readme_order_give_rows_of_one_setting_of_one_sweep
     train = repo / "examples/train.py"
     train.write_text(train.read_text(encoding="utf-8") + "# changed\n", encoding="utf-8")
     rerun = {**runs[0], "index": 6, "output": "runs/rerun"}
-    run(command_line(f"python examples/train.py {shlex.join(rerun['argv'])} --output runs/rerun"), cwd=repo)
+    run(command_line(f"python examples/train.py {shlex.join(rerun['argv'])} --output runs/rerun"), cwd=repo, env=env)
     sweep = json.loads(listing.read_text(encoding="utf-8"))
     listing.write_text(json.dumps({**sweep, "runs": [*runs, rerun, {**rerun, "index": 7}]}), encoding="utf-8")
     folder, rows = results(repo)

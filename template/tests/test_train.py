@@ -87,21 +87,25 @@ def test_resumed_run_ends_where_an_uninterrupted_one_does(tmp_path: Path) -> Non
     assert parts["parameters_sha256"] == whole["parameters_sha256"]
 
 
-def test_run_stopped_mid_epoch_resumes_to_the_same_result(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("step", "batch"), [(6, 2), (8, 4)], ids=["mid-epoch", "after-the-epochs-last-step"]
+)
+def test_run_stopped_at_a_step_resumes_to_the_same_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int, batch: int
 ) -> None:
-    """SIGUSR1 (Slurm's time-limit warning) in step 6, the second of epoch 2: the run stops
-    there, saves, exits 75 ("try again"); resumed, it ends where an uninterrupted run ends."""
+    """SIGUSR1 (Slurm's time-limit warning) in a step of epoch 2 (4 steps an epoch): the run
+    stops there, saves, exits 75 ("try again"); resumed, it ends where an uninterrupted run ends.
+    """
     train.main([*QUICK, "--output", str(tmp_path / "whole")])
     agreed, steps = resumable.StopSignals.agreed, []
 
-    def signal_in_step_6(self: Any, device: torch.device) -> int:
+    def signal_in_step(self: Any, device: torch.device) -> int:
         steps.append(device)
-        if len(steps) == 6:
+        if len(steps) == step:
             signal.raise_signal(signal.SIGUSR1)  # to this process, through its real handler
         return int(agreed(self, device))
 
-    monkeypatch.setattr(resumable.StopSignals, "agreed", signal_in_step_6)
+    monkeypatch.setattr(resumable.StopSignals, "agreed", signal_in_step)
     with pytest.raises(SystemExit) as stopped:
         train.main([*QUICK, "--output", str(tmp_path / "parts")])
     assert stopped.value.code == 75
@@ -110,8 +114,9 @@ def test_run_stopped_mid_epoch_resumes_to_the_same_result(
     train.main([*QUICK, "--output", str(tmp_path / "parts"), "--resume"])
     whole, parts = record(tmp_path / "whole"), record(tmp_path / "parts")
     first, second = parts["starts"]
-    assert first["stopped"] == {"signal": "SIGUSR1", "epoch": 2, "batch": 2, "step": 6, "time": ANY}
-    assert second["resumed_from"] == {"epoch": 2, "batch": 2, "step": 6}
+    where = {"epoch": 2, "batch": batch, "step": step}
+    assert first["stopped"] == {"signal": "SIGUSR1", **where, "time": ANY}
+    assert second["resumed_from"] == where
     assert second["stopped"] is None
     assert parts["history"] == whole["history"]
     assert parts["parameters_sha256"] == whole["parameters_sha256"]
