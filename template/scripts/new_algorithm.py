@@ -411,6 +411,16 @@ def files(
     return {**module, TESTS / f"test_{name}.py": test}
 
 
+def docs_page(repo: Repo, name: str) -> dict[Path, str]:
+    """The algorithm's page in the docs site (docs/algorithms/): its docstrings, math included,
+    then the code of its NumPy reference."""
+    reference = f"{name}.py" if repo.layout == "single" else f"{name}/numpy_impl.py"
+    text = skeleton(
+        "page.md.tmpl", name=name, package=repo.package, reference=f"src/{repo.package}/{reference}"
+    )
+    return {ROOT / "docs" / "algorithms" / f"{name}.md": text}
+
+
 def formatted(paths: list[Path]) -> bool:
     """Format `paths` with this repo's ruff (the dev environment's, else one on PATH): the new
     code is written plainly, ruff breaks its long lines. False where no ruff is installed."""
@@ -509,7 +519,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(refused))
     name = arguments.name
     shared = arguments.array_api
-    written = files(repo, name, operands, parameters, shared)
+    written = {**files(repo, name, operands, parameters, shared), **docs_page(repo, name)}
     # Everything written before anything is printed: output cut short (`| head`, a closed
     # terminal) cannot leave the algorithm half made.
     for path, text in written.items():
