@@ -27,6 +27,7 @@ ALGORITHMS = ("cross_entropy", "log_softmax", "softmax")
 # What is left of the math once MathJax has run, outside code: any of these is a formula that
 # did not render.
 RAW_MATH = ("\\(", "\\)", "\\[", "\\]", "$")
+UNKNOWN_MACROS = "els => els.map(e => e.textContent).filter(text => text.includes('\\\\'))"
 # Text nodes outside code and outside what MathJax made, as the reader sees them.
 VISIBLE_TEXT = """() => {
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
@@ -112,13 +113,16 @@ def test_the_site_builds_offline_and_reads_in_a_browser(
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
 
-    # The math of every algorithm's page: typeset by MathJax from the site's own files, no error
-    # box (a macro MathJax does not know), no formula left as TeX.
+    # The math of every algorithm's page: typeset by MathJax from the site's own files, with no
+    # error and no formula left as TeX.
     for name in ALGORITHMS:
         page.goto(f"{url}algorithms/{name}.html")
         rendered_math(page)
         assert page.locator("mjx-container").count() > 0, f"{name}: no formula rendered"
         assert page.locator("mjx-merror").count() == 0, f"{name}: MathJax could not read a formula"
+        # A macro MathJax does not know stays in the formula as typed, backslash and all.
+        unknown = page.eval_on_selector_all("mjx-container", UNKNOWN_MACROS)
+        assert not unknown, f"{name}: formulas with macros MathJax does not know: {unknown}"
         text = page.evaluate(VISIBLE_TEXT)
         left = [raw for raw in RAW_MATH if raw in text]
         assert not left, f"{name}: raw math {left} in the page's text"
