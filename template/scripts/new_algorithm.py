@@ -12,8 +12,8 @@ laid out as `softmax` is (the public `attention`, then one private implementatio
 `_attention_numpy`, the reference, and the ports), tests/test_attention.py, and exports
 `attention` from the package. With --array-api, laid out as `log_softmax` is instead: the reference
 and one shared implementation, `_attention_array_api`, for every other array library (PyTorch,
-JAX, CuPy, ...), written against the Array API standard; README.md, "Two ways to dispatch", says
-which to choose. The implementations are stubs that raise the package's
+JAX, CuPy, ...), written against the Array API standard; docs/guide/dispatch.md says which to
+choose. The implementations are stubs that raise the package's
 `NotYetImplemented`, so the new tests report "not implemented yet" (as expected failures) until
 you write them: the NumPy reference first, from the paper, then the ports that the parity tests
 compare with it.
