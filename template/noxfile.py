@@ -49,6 +49,7 @@ PROJECT = f".[{EXTRAS}]" if EXTRAS else "."
 
 TEST_REQUIREMENTS = nox.project.dependency_groups(PYPROJECT, "test")
 BENCH_REQUIREMENTS = nox.project.dependency_groups(PYPROJECT, "bench")
+DOCS_REQUIREMENTS = nox.project.dependency_groups(PYPROJECT, "docs")
 
 # torch is installed first, on its own and pinned, from an index the environment can change.
 TORCH_VERSION = os.environ.get("TORCH_VERSION", "2.13.0")
@@ -187,6 +188,14 @@ def typecheck(session: nox.Session) -> None:
     """Type-check the package and its tests with mypy, against the pinned CPU build of torch."""
     install(session, TORCH_INDEX_URL, *TEST_REQUIREMENTS, dev_tool("mypy"))
     session.run("mypy", *session.posargs)
+
+
+@nox.session(default=False)
+def docs(session: nox.Session) -> None:
+    """Build the docs site into docs/_build/html (open its index.html), warnings as errors: the
+    guide, and each algorithm's page from its docstrings, with the math. No network needed."""
+    install(session, TORCH_INDEX_URL, *DOCS_REQUIREMENTS)  # the pages import the package
+    session.run("sphinx-build", "-M", "html", "docs", "docs/_build", "-W", "--keep-going")
 
 
 @nox.session(reuse_venv=True)

@@ -1,5 +1,6 @@
 """Every command line that the generated repo documents for training, sweeps and results runs, as
-written, in a test: the README's "Train" and "Sweeps and results" sections, the docstrings of
+written, in a test: the README's "Train" and "Sweeps and results" sections, the guide's pages on
+them (docs/guide/training.md, sweeps.md), the docstrings of
 `examples/train.py`, `examples/resumable.py`, `scripts/sweep.py` and `scripts/results.py`, and the
 header of `scripts/slurm/train.sbatch`. Placeholders (`<job id>`, `<id>`) take the real values.
 
@@ -42,17 +43,19 @@ ON_CLUSTER = [
 ]
 SCRIPTS = ["examples/train.py", "examples/resumable.py", "scripts/sweep.py", "scripts/results.py"]
 SECTIONS = ["## Train: one process, several, a Slurm cluster", "## Sweeps and results"]
+PAGES = ["docs/guide/training.md", "docs/guide/sweeps.md"]
 COMMAND = re.compile(r"(python|sbatch|nox|torchrun) ")
 
 
 def documented(repo: Path) -> set[str]:
-    """The command lines of the README's sections, the scripts' docstrings and the sbatch header,
-    without their trailing comments."""
-    lines = []
+    """The command lines of the README's sections, the guide's pages, the scripts' docstrings and
+    the sbatch header, without their trailing comments."""
     readme = (repo / "README.md").read_text(encoding="utf-8")
-    for section in SECTIONS:
-        text = readme.split(f"\n{section}\n")[1].split("\n## ")[0]
-        lines += [line for block in re.findall(r"```bash\n(.*?)```", text, re.DOTALL) for line in block.splitlines()]
+    texts = [readme.split(f"\n{section}\n")[1].split("\n## ")[0] for section in SECTIONS]
+    texts += [(repo / page).read_text(encoding="utf-8") for page in PAGES]
+    lines = [
+        line for text in texts for block in re.findall(r"```bash\n(.*?)```", text, re.DOTALL) for line in block.splitlines()
+    ]
     for script in SCRIPTS:
         docstring = ast.get_docstring(ast.parse((repo / script).read_text(encoding="utf-8"))) or ""
         lines += [line for line in docstring.splitlines() if line.startswith("    ")]

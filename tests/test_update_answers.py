@@ -1,6 +1,6 @@
 """`copier update` with a changed answer: switching JAX on brings the template's JAX pieces and keeps
 the suite green; a layout change, a new package name or switching JAX off is refused before anything
-is written (the layout change by the oldest supported copier too), and the generated README's
+is written (the layout change by the oldest supported copier too), and the updating guide's
 rename steps work. The repos and the two template releases are those of test_update.py
 (conftest.py).
 """
@@ -87,7 +87,7 @@ def test_a_layout_change_is_refused_before_anything_is_written(v2: dict[str, Pat
     assert result.returncode != 0
     assert f"This repo has the {layout} layout and an update cannot change it" in result.stderr
     assert f"Keep layout={layout}" in result.stderr
-    assert 'README.md, "Change the layout"' in result.stderr
+    assert 'docs/guide/updating.md, "Change the layout"' in result.stderr
     assert tree(repo) == before, "the refused update changed files"
     assert not git(repo, "status", "--porcelain")
     copier_update(repo)  # the same repo still updates when the layout stays
@@ -122,11 +122,12 @@ def test_a_destructive_answer_change_is_refused_before_anything_is_written(
     copier_update(repo)  # keeping the answers still updates
 
 
-def test_the_readme_s_rename_keeps_every_line_and_updates_cleanly(v2: dict[str, Path]) -> None:
-    """The generated README's "Rename the package" steps, run as written: the suite passes under
+def test_the_guide_s_rename_keeps_every_line_and_updates_cleanly(v2: dict[str, Path]) -> None:
+    """The updating guide's "Rename the package" steps, run as written: the suite passes under
     the new name, the user's export and edits survive, and the next update merges cleanly."""
     repo = v2["copier-single-rename"]
-    section = (repo / "README.md").read_text(encoding="utf-8").split("\n#### Rename the package\n", 1)[1]
+    guide = repo / "docs" / "guide" / "updating.md"
+    section = guide.read_text(encoding="utf-8").split("\n### Rename the package\n", 1)[1]
     block = re.search(r"```bash\n(.*?)```", section, flags=re.DOTALL)
     assert block, 'no bash block under "Rename the package"'
     identity = {

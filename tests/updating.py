@@ -86,13 +86,14 @@ def work_on(repo: Path, combination: Combination) -> None:
 
 
 def drop_softmax(repo: Path, combination: Combination) -> None:
-    """What many researchers do first: delete a worked example, its tests and its export."""
+    """What many researchers do first: delete a worked example, its tests, its page and its export."""
     module = repo / "src" / PACKAGE / ("softmax.py" if combination.layout == "single" else "softmax")
     if module.is_dir():
         shutil.rmtree(module)
     else:
         module.unlink()
     (repo / "tests" / "test_softmax.py").unlink()
+    (repo / "docs" / "algorithms" / "softmax.md").unlink()
     Edit(f"src/{PACKAGE}/__init__.py", "from .softmax import softmax\n", "").apply(repo)
     Edit(f"src/{PACKAGE}/__init__.py", '"log_softmax", "softmax"', '"log_softmax"').apply(repo)
     commit_all(repo, "drop the softmax example")

@@ -24,8 +24,8 @@ laid out as `softmax` is (the public `attention`, then one private implementatio
 `_attention_numpy`, the reference, and the ports), tests/test_attention.py, and exports
 `attention` from the package. With --array-api, laid out as `log_softmax` is instead: the reference
 and one shared implementation, `_attention_array_api`, for every other array library (PyTorch,
-JAX, CuPy, ...), written against the Array API standard; README.md, "Two ways to dispatch", says
-which to choose. The implementations are stubs that raise the package's
+JAX, CuPy, ...), written against the Array API standard; docs/guide/dispatch.md says which to
+choose. The implementations are stubs that raise the package's
 `NotYetImplemented`, so the new tests report "not implemented yet" (as expected failures) until
 you write them: the NumPy reference first, from the paper, then the ports that the parity tests
 compare with it.
@@ -648,6 +648,16 @@ def files(
     return {**module, TESTS / f"test_{name}.py": test}
 
 
+def docs_page(repo: Repo, name: str) -> dict[Path, str]:
+    """The algorithm's page in the docs site (docs/algorithms/): its docstrings, math included,
+    then the code of its NumPy reference."""
+    reference = f"{name}.py" if repo.layout == "single" else f"{name}/numpy_impl.py"
+    text = skeleton(
+        "page.md.tmpl", name=name, package=repo.package, reference=f"src/{repo.package}/{reference}"
+    )
+    return {ROOT / "docs" / "algorithms" / f"{name}.md": text}
+
+
 def formatted(paths: list[Path]) -> bool:
     """Format `paths` with this repo's ruff (the dev environment's, else one on PATH): the new
     code is written plainly, ruff breaks its long lines. False where no ruff is installed."""
@@ -766,7 +776,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(refused))
     name = arguments.name
     shared = arguments.array_api
-    written = files(repo, name, operands, parameters, constraints, shared)
+    written = {**files(repo, name, operands, parameters, constraints, shared), **docs_page(repo, name)}
     # Everything written before anything is printed: output cut short (`| head`, a closed
     # terminal) cannot leave the algorithm half made.
     for path, text in written.items():

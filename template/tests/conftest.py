@@ -5,7 +5,8 @@
   or ``REQUIRE_DEVICE=cuda`` (comma-separated for several) turns those skips into failures, for
   runs that must exercise a GPU.
 - Hypothesis profiles: ``fast`` by default (a few examples, the suite runs in seconds; a failing
-  example is kept in ``.hypothesis/`` and replayed first, see README.md, "When a test fails");
+  example is kept in ``.hypothesis/`` and replayed first, see docs/guide/tests.md, "When a test
+  fails");
   ``ci``, chosen where the ``CI`` environment variable is set (as on GitHub Actions): the same
   examples on every run (derandomized, no example database), so a red CI run means changed code;
   ``thorough``: 300 examples a test, no example database (``nox -s tests_thorough``, or

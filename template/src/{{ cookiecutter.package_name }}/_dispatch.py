@@ -164,7 +164,8 @@ def dispatch_error(
     if set(found.values()) == {"jax.Array"} and not shared and not _has_port(function, "jax"):
         return MissingBackendError(
             f"{name}() has no JAX implementation yet: add `_{name}_jax`, a port of "
-            f'`_{name}_numpy`, and its branch in {name}() (see README.md, "Switch JAX on later")'
+            f"`_{name}_numpy`, and its branch in {name}() (see docs/guide/updating.md, "
+            '"Switch JAX on later")'
         )
     for operand, value in operands.items():
         if operand in integer_operands and not _integer(value):

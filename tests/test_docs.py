@@ -1,0 +1,176 @@
+"""The generated repo's docs site: it builds with warnings as errors and no network in every
+layout and JAX combination, and a real browser (Debian's chromium, driven by playwright) finds
+the math rendered, every internal link resolving, and each algorithm through the search page.
+The scaffold adds a new algorithm's page, built from the same text as the examples' pages."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urldefrag, urlsplit
+
+import pytest
+
+from tests.render import Combination, Render, run
+from tests.test_pre_commit import offline_prefix
+
+PACKAGE = "my_research_project"  # from the default answers
+ALGORITHMS = ("cross_entropy", "log_softmax", "softmax")
+# What is left of the math once MathJax has run, outside code: any of these is a formula that
+# did not render.
+RAW_MATH = ("\\(", "\\)", "\\[", "\\]", "$")
+UNKNOWN_MACROS = "els => els.map(e => e.textContent).filter(text => text.includes('\\\\'))"
+# Text nodes outside code and outside what MathJax made, as the reader sees them.
+VISIBLE_TEXT = """() => {
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const texts = [];
+    while (walker.nextNode()) {
+        const node = walker.currentNode;
+        if (!node.parentElement.closest("pre, code, script, style, mjx-container")) {
+            texts.push(node.textContent);
+        }
+    }
+    return texts.join(" ");
+}"""
+
+
+def build(repo: Path, out: Path) -> tuple[Path, float]:
+    """`nox -s docs`'s build, offline and outside the repo (the render is shared between tests):
+    the site's folder and the seconds it took."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # the shared render stays as rendered
+    sphinx: list[str | Path] = [sys.executable, "-m", "sphinx", "-M", "html", "docs", out, "-W", "--keep-going", "-q"]
+    start = time.perf_counter()
+    run([*offline_prefix(), *sphinx], cwd=repo, env=env)
+    return out / "html", time.perf_counter() - start
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's chromium, headless, driven by playwright (which cannot download its own here)."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("no chromium on PATH: `apt-get install -y chromium` (.ci/run installs it)")
+    with playwright.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def serve() -> Iterator[Any]:
+    """serve(site) -> the URL of a local web server for the folder `site`, as GitHub Pages would
+    serve it (the search page loads its index by URL)."""
+    servers: list[ThreadingHTTPServer] = []
+
+    def start(site: Path) -> str:
+        handler = functools.partial(QuietHandler, directory=str(site))
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the test's output stays its own
+
+
+def search(page: Any, url: str, name: str) -> list[str]:
+    """The links the site's search page lists for `name`."""
+    page.goto(f"{url}search.html?q={name}")
+    results = page.locator("#search-results ul.search li a")
+    results.first.wait_for()
+    return [urldefrag(href)[0] for href in results.evaluate_all("els => els.map(e => e.href)")]
+
+
+def rendered_math(page: Any) -> None:
+    """Wait until MathJax has typeset the page (its startup promise resolves once it has)."""
+    page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+    page.evaluate("() => MathJax.startup.promise")
+
+
+def test_the_site_builds_offline_and_reads_in_a_browser(
+    rendered: Render, combination: Combination, tmp_path: Path, browser: Any, serve: Any
+) -> None:
+    site, seconds = build(rendered("cookiecutter", combination), tmp_path / "build")
+    print(f"docs build ({combination.id}, offline): {seconds:.1f} s")
+    url = serve(site)
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+
+    # The math of every algorithm's page: typeset by MathJax from the site's own files, with no
+    # error and no formula left as TeX.
+    for name in ALGORITHMS:
+        page.goto(f"{url}algorithms/{name}.html")
+        rendered_math(page)
+        assert page.locator("mjx-container").count() > 0, f"{name}: no formula rendered"
+        assert page.locator("mjx-merror").count() == 0, f"{name}: MathJax could not read a formula"
+        # A macro MathJax does not know stays in the formula as typed, backslash and all.
+        unknown = page.eval_on_selector_all("mjx-container", UNKNOWN_MACROS)
+        assert not unknown, f"{name}: formulas with macros MathJax does not know: {unknown}"
+        text = page.evaluate(VISIBLE_TEXT)
+        left = [raw for raw in RAW_MATH if raw in text]
+        assert not left, f"{name}: raw math {left} in the page's text"
+        assert page.locator(f"dt#{PACKAGE}\\.{name}\\.{name}").count() == 1, f"{name}: no signature"
+        assert f"_{name}_numpy" in page.locator("pre").all_inner_texts()[-1], "no NumPy reference"
+    mathjax = [src for src in page.eval_on_selector_all("script[src]", "els => els.map(e => e.src)")]
+    assert all(src.startswith(url) for src in mathjax), f"scripts from outside the site: {mathjax}"
+
+    # Every link within the site leads to a file of it, and to an anchor on that page that exists.
+    pages = sorted(path.relative_to(site).as_posix() for path in site.rglob("*.html"))
+    links: dict[str, set[str]] = {}
+    anchors: dict[str, set[str]] = {}
+    for name in pages:
+        page.goto(url + name)
+        anchors[name] = set(page.eval_on_selector_all("[id]", "els => els.map(e => e.id)"))
+        links[name] = set(page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)"))
+    broken = []
+    for name, hrefs in links.items():
+        for href in hrefs:
+            target, fragment = urldefrag(href)
+            if not target.startswith(url):
+                continue
+            path = urlsplit(target).path.removeprefix(urlsplit(url).path) or "index.html"
+            if not (site / path).is_file() or (fragment and fragment not in anchors.get(path, ())):
+                broken.append(f"{name} -> {href.removeprefix(url)}")
+    assert not broken, broken
+
+    # The search page finds each algorithm by its name.
+    for name in ALGORITHMS:
+        assert f"{url}algorithms/{name}.html" in search(page, url, name)
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("layout", ["single", "split"])
+def test_the_scaffold_adds_the_new_algorithm_s_page(
+    rendered: Render, layout: str, tmp_path: Path, browser: Any, serve: Any
+) -> None:
+    """The page is the examples' page for another name; its stubs' docstrings build cleanly."""
+    repo = Path(shutil.copytree(rendered("cookiecutter", Combination(layout, jax=False)), tmp_path / "repo"))
+    run([sys.executable, "scripts/new_algorithm.py", "rms_norm", "x:...d", "weight:d"], cwd=repo)
+    pages = repo / "docs" / "algorithms"
+    example = (pages / "softmax.md").read_text(encoding="utf-8")
+    assert (pages / "rms_norm.md").read_text(encoding="utf-8") == example.replace("softmax", "rms_norm")
+
+    site, _ = build(repo, tmp_path / "build")
+    url = serve(site)
+    page = browser.new_page()
+    page.goto(f"{url}algorithms/rms_norm.html")
+    assert page.locator(f"dt#{PACKAGE}\\.rms_norm\\.rms_norm").count() == 1
+    assert "_rms_norm_numpy" in page.locator("pre").all_inner_texts()[-1]
+    assert f"{url}algorithms/rms_norm.html" in search(page, url, "rms_norm")
