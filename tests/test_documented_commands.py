@@ -53,9 +53,8 @@ def documented(repo: Path) -> set[str]:
     readme = (repo / "README.md").read_text(encoding="utf-8")
     texts = [readme.split(f"\n{section}\n")[1].split("\n## ")[0] for section in SECTIONS]
     texts += [(repo / page).read_text(encoding="utf-8") for page in PAGES]
-    lines = [
-        line for text in texts for block in re.findall(r"```bash\n(.*?)```", text, re.DOTALL) for line in block.splitlines()
-    ]
+    blocks = [block for text in texts for block in re.findall(r"```bash\n(.*?)```", text, re.DOTALL)]
+    lines = [line for block in blocks for line in block.splitlines()]
     for script in SCRIPTS:
         docstring = ast.get_docstring(ast.parse((repo / script).read_text(encoding="utf-8"))) or ""
         lines += [line for line in docstring.splitlines() if line.startswith("    ")]
