@@ -776,7 +776,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(refused))
     name = arguments.name
     shared = arguments.array_api
-    written = {**files(repo, name, operands, parameters, constraints, shared), **docs_page(repo, name)}
+    written = files(repo, name, operands, parameters, constraints, shared) | docs_page(repo, name)
     # Everything written before anything is printed: output cut short (`| head`, a closed
     # terminal) cannot leave the algorithm half made.
     for path, text in written.items():
