@@ -166,9 +166,10 @@ from .core import (
 )
 from .fixed import edge_operands, edge_shapes, sized_operands, sized_shapes
 from .gradients import assert_gradient_matches_reference
-from .inputs import Spec, arrays, integers, labels, log_uniform, operands, shapes
+from .inputs import arrays, integers, labels, log_uniform, operands, shapes
 from .refusals import ArrayLike, assert_rejects_unsupported
 from .room import assert_close
+from .spec import Spec
 from .targets import Target, missing_backend, missing_device, over, targets
 from .transforms import assert_compiled_matches_eager, assert_vmap_matches_loop
 from .values import assert_keeps_type_dtype_device, assert_matches_reference

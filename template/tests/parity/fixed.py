@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .inputs import Spec, _as_spec, _resolve
+from .inputs import _resolve
+from .spec import Spec, _as_spec
 
 
 def _fill(spec: Spec, name: str, found: Mapping[str, tuple[int, ...]], parameters: Any) -> Any:

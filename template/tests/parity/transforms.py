@@ -13,8 +13,8 @@ from numpy.typing import NDArray
 
 from .backends import BACKENDS, to_numpy
 from .core import Function, Operands, Parameters, Tolerance, _count
-from .inputs import Spec
 from .room import Room, _room, assert_close
+from .spec import Spec
 from .targets import Target
 from .values import Expected, _expected, _port
 
