@@ -66,9 +66,10 @@ A result `r` of a target with dtype `d` matches the float64 reference `e` elemen
     (``x * rstd - mean * rstd``) and keeps `d`'s epsilon times the size of the terms that
     cancel. Random rounding shows that size, where the reference's own rounding shows none.
   - where those runs disagree (the largest error more than `DISAGREE` times their median, and
-    more than a few units in the last place of the result: an ill-conditioned problem, whose
-    error depends on how each input happens to round), they go on, up to `ROUNDINGS_AT_MOST`,
-    so that the room reaches the tail of that error instead of depending on luck.
+    more than a few units in the last place of the largest input or result: an ill-conditioned
+    problem, whose error depends on how each input happens to round), they go on, up to
+    `ROUNDINGS_AT_MOST`, so that the room reaches the tail of that error instead of depending
+    on luck.
 - What `d` cannot hold is not the port's error: where the exact result overflows `d` (beyond its
   largest finite value, give or take the room), the port's infinity of the same sign matches;
   where the reference run in `d` itself loses an element (inf or NaN where the float64 result is
