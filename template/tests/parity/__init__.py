@@ -71,9 +71,10 @@ A result `r` of a target with dtype `d` matches the float64 reference `e` elemen
     (``x * rstd - mean * rstd``) and keeps `d`'s epsilon times the size of the terms that
     cancel. Random rounding shows that size, where the reference's own rounding shows none.
   - where those runs disagree (the largest error more than `DISAGREE` times their median, and
-    more than a few units in the last place of the result: an ill-conditioned problem, whose
-    error depends on how each input happens to round), they go on, up to `ROUNDINGS_AT_MOST`,
-    so that the room reaches the tail of that error instead of depending on luck.
+    more than a few units in the last place of the largest input or result: an ill-conditioned
+    problem, whose error depends on how each input happens to round), they go on, up to
+    `ROUNDINGS_AT_MOST`, so that the room reaches the tail of that error instead of depending
+    on luck.
 - A floor under the room, `NORMWISE` times the result's change when every floating input moves
   by a random amount up to the epsilon of `d` times that operand's largest magnitude: a port may
   compute another way than the reference (an FFT for a sum, a blocked matrix product), backward

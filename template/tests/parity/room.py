@@ -270,7 +270,10 @@ def _rounding(function: Function, arguments: Operands, parameters: Parameters, d
     largest = np.zeros(())
     overflows = np.zeros((), dtype=bool)
     errors: list[float] = []  # each run's largest error
-    scale = 0.0  # the result's largest magnitude
+    scale = max(  # the largest magnitude of an input or of the result
+        (float(np.max(np.abs(value[np.isfinite(value)]), initial=0.0)) for value in arguments),
+        default=0.0,
+    )
     broken = ""
     for attempt in range(ROUNDINGS_AT_MOST):
         if attempt >= ROUNDINGS and not _disagree(errors, scale, dtype):
@@ -323,8 +326,8 @@ def _rounding(function: Function, arguments: Operands, parameters: Parameters, d
 
 def _disagree(errors: list[float], scale: float, dtype: str) -> bool:
     """Whether the rounding runs so far disagree: the largest error is more than `DISAGREE`
-    times their median, and more than a few units in the last place of the result's `scale`
-    (below that, the tolerances cover it)."""
+    times their median, and more than a few units in the last place of `scale`, the largest
+    input or result (below that, the tolerances and the room cover it)."""
     eps = float(torch.finfo(getattr(torch, dtype)).eps)
     worst = max(errors, default=0.0)
     return worst > DISAGREE * float(np.median(errors)) and worst > 16 * eps * scale
