@@ -1,6 +1,7 @@
 """The generated README is short and covers what a researcher needs first, with the rest in the docs
 site's guide; everything README and guide name exists: the paths in the README's tables, the pages
-it links to, the nox sessions and scripts they run, the GPU runner label they ask for."""
+it links to, the nox sessions and scripts they run, the GPU runner label they ask for. This repo's
+own README stays short too: one current figure per cell, the history in docs/measurements.md."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.render import Combination, Render, run, workflow_files
+from tests.render import ROOT, Combination, Render, run, workflow_files
 
 README_SECTIONS = [
     "## What is inside",
@@ -37,6 +38,8 @@ GUIDE_SECTIONS = {
 }
 #: A ten-minute read (about 200 words a minute, code included).
 README_WORDS = 1200
+#: This repo's README: what the template is, how to use and develop it, its current figures.
+TEMPLATE_README_WORDS = 2500
 
 
 def guide(repo: Path) -> dict[str, str]:
@@ -94,3 +97,8 @@ def test_readme_names_only_what_exists(rendered: Render, combination: Combinatio
         for job in yaml.safe_load(workflow.read_text(encoding="utf-8"))["jobs"].values()
     ]
     assert ["self-hosted", "gpu"] in runners, "the guide tells to register a runner labelled `gpu`"
+
+
+def test_this_repos_readme_is_short() -> None:
+    words = len((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert words <= TEMPLATE_README_WORDS, f"README.md has {words} words; move history to docs/measurements.md"
