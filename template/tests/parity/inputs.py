@@ -43,8 +43,10 @@ def shapes(
             allowed = spec.sizes(letter, {**parameters, **sides}, max_side)
             if not allowed:
                 return st.nothing()  # hypothesis draws the parameters again
-            # Two multiples or more where it has a step: a grouping bug shows only then.
-            near = (2 + i) * allowed.step
+            # Three values or more (a length-2 axis reads the same reversed: a circular
+            # correlation for a convolution passes there); two multiples or more where it has a
+            # step: a grouping bug shows only then.
+            near = (2 + i) * allowed.step if allowed.step > 1 else 3 + i
             sides[letter] = min(allowed, key=lambda size: (abs(size - near), -size))
         return st.just(spec.build((JAX_BATCH * count)[:count], sides))
     return _drawn_shapes(spec, max_dims, max_side, parameters)
