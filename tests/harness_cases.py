@@ -202,8 +202,28 @@ def test_correct_wasserstein_gradient_at_ties(target: Target) -> None:
 
 @parity.over(parity.PORTS, ["float64"])
 def test_correct_sparsemax_gradient_at_the_edge_of_the_support(target: Target) -> None:
-    for x in ([0.0, 1.0], [[0.0, 1.0], [0.5, 0.5]], [1.0, 1.0, -1.0]):
+    # [1, 0]: PyTorch's gradient combines the two sides of two kinks, outside both (0.132 where
+    # they give 0 and 0.129): at a kink no derivative exists to compare.
+    # JAX's maximum splits its slope at a tie, and its sort's slopes pair the tied elements
+    # another way: 0.320 where the sides of the row [0, 1] give 0 and 0.268.
+    ones = np.ones((2, 3, 2))
+    ones[0, 1, 0] = 0.0
+    for x in ([0.0, 1.0], [1.0, 0.0], [[0.0, 1.0], [0.5, 0.5]], [1.0, 1.0, -1.0], ones):
         parity.assert_gradient_matches_reference(sparsemax, target, (np.array(x),))
+
+
+def cumulative_product(x: Any) -> Any:
+    """The running product along the last axis."""
+    if isinstance(x, np.ndarray):
+        return np.cumprod(x, axis=-1)
+    return torch.cumprod(x, dim=-1)
+
+
+@parity.over(["torch"], ["float64"])
+def test_correct_cumulative_product_gradient_at_subnormals(target: Target) -> None:
+    # PyTorch's backward divides the product by x: at subnormal x nothing of it is left.
+    x = np.array([5e-324, 5e-324])
+    parity.assert_gradient_matches_reference(cumulative_product, target, (x,))
 
 
 @parity.over(["torch"], ["float64"])
@@ -253,6 +273,26 @@ def test_bug_wasserstein_gradient_cut_by_the_sort(target: Target) -> None:
     # Away from ties and kinks the points nearby agree: a missing gradient fails there.
     u, v = np.array([0.25, 0.5]), np.array([0.0, 1.0])
     parity.assert_gradient_matches_reference(wasserstein_sorted_apart, target, (u, v))
+
+
+def sparsemax_threshold_detached(x: Any) -> Any:
+    """The bug: the threshold cut from the graph (it "is only an offset")."""
+    if isinstance(x, np.ndarray):
+        return _sparsemax_numpy(x)
+    z = torch.sort(x, dim=-1, descending=True).values
+    k = torch.arange(1, x.shape[-1] + 1, dtype=x.dtype, device=x.device)
+    cumulative = torch.cumsum(z, dim=-1)
+    size = (1 + k * z > cumulative).sum(dim=-1, keepdim=True)
+    tau = (torch.gather(cumulative, -1, size - 1) - 1) / size.to(x.dtype)
+    return torch.clamp(x - tau.detach(), min=0.0)
+
+
+@parity.over(["torch"], ["float64"])
+def test_bug_sparsemax_threshold_detached_beside_a_kink(target: Target) -> None:
+    # At the kink [1, 0] any finite gradient passes; one step away, with the same support on
+    # either side, the pieces are compared, and the missing path through the threshold fails.
+    for x in ([1.0, 0.0], [1.0, 0.25]):
+        parity.assert_gradient_matches_reference(sparsemax_threshold_detached, target, (np.array(x),))
 
 
 # --- Tests that compare nothing -----------------------------------------------------------------

@@ -139,7 +139,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         pytest.xfail(str(error))
 
 
-def pytest_report_teststatus(report: pytest.TestReport) -> object:
+def pytest_report_teststatus(report: pytest.TestReport | pytest.CollectReport) -> object:
     """``PASSED (10 compared)`` under ``pytest -v``: how many calls compared values."""
     return parity.teststatus(report)
 

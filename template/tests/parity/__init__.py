@@ -119,6 +119,13 @@ of the interval spanned by the central difference `c` and the forward and backwa
   error over the step stays within the allowed room, 1e-3 of the slopes or a 16th of `g`'s
   distance from them; `g` matches where it lies between them at one of those steps, within the
   allowed room and 4 times that rounding error.
+- a kink in the element itself, where those finer one-sided differences stay apart (their gap,
+  less the allowed room, shrinks by less than half over a hundredfold smaller step; a smooth
+  function's shrinks a hundredfold): no derivative exists there, and autodiff returns one side
+  of each operation's kink, combined in a way no neighbourhood need show (sparsemax of
+  ``[1, 0]``: PyTorch's threshold from a support of one element, its clamp's slope of 1 at 0
+  for the other, 0.132 where the sides give 0 and 0.129). Any finite value passes there; the
+  other elements, and the draws that miss the kink, check the pieces.
 - kinks that meet (ties in a sort, a kink at a tie: a 1-D Wasserstein distance of ``u = [0, 0]``):
   autodiff picks one permutation and one side of each kink, a valid subgradient that need not
   lie between each element's own one-sided differences. Where `g` still lies outside, central
@@ -127,6 +134,11 @@ of the interval spanned by the central difference `c` and the forward and backwa
   where it lies, within the allowed room, between the smallest and largest of them. At a
   smooth point they all agree, to `NEARBY` times the curvature, so a wrong gradient still
   fails. Elements are examined worst first; the first that neither explains fails the test.
+
+Gradients are taken where no floating operand is subnormal: such elements become 0 first. A
+subnormal holds as few as one significant bit, and a backward formula that divides a product by
+an input (PyTorch's ``cumprod``) keeps none: at ``x = [5e-324, 5e-324]`` its gradient is 0 where
+the slope is the weight, 0.126.
 
 For draws with extreme values (up to 1e4), the tests ask for finiteness only (``compare_values=
 False``): a NaN gradient where the reference's differences are finite (an overflow in a branch a

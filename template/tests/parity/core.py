@@ -173,10 +173,15 @@ def tallied(item: pytest.Item) -> Iterator[None]:
     )
 
 
-def teststatus(report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+def teststatus(
+    report: pytest.TestReport | pytest.CollectReport,
+) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
     """A passed test's status with how many calls compared values: ``PASSED (10 compared)``
-    under ``pytest -v`` (conftest.py's `pytest_report_teststatus`)."""
+    under ``pytest -v`` (conftest.py's `pytest_report_teststatus`). A collection report (a
+    module that failed to import) has no properties: pytest reports it as usual."""
+    if not isinstance(report, pytest.TestReport) or report.when != "call" or not report.passed:
+        return None
     compared = dict(report.user_properties).get("compared")
-    if report.when != "call" or not report.passed or compared is None:
+    if compared is None:
         return None
     return "passed", ".", (f"PASSED ({compared} compared)", {"green": True})
