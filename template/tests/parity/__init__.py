@@ -37,6 +37,8 @@ The same rules in every helper
   returns and the target raises, the failure names both outcomes and the shapes. A result with
   no elements is the exception: raising there is as good as returning it, either way (NumPy
   refuses the maximum of an empty axis even where the result would be empty; PyTorch does not).
+  So is a result of NaN only, from an operand without elements: the mean of nothing (PyTorch's
+  cross-entropy of an empty batch) answers no more than a refusal does.
 - No call may change its operands in place: every helper compares them before and after each
   call, the reference's included, and names the operand that changed.
 - Warnings about values (`NUMERIC_WARNINGS`: NumPy's floating-point ones, PyTorch's on a

@@ -14,28 +14,28 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from .core import DEVICES, DTYPES, Function, Parameters, _call, _reference, _replace
+from .core import DEVICES, DTYPES, Function, Parameters, call_eagerly, run_reference, with_replaced
 from .jax_backend import (
     JAX_DTYPES,
-    _jax_asarray,
-    _jax_call,
-    _jax_compile,
-    _jax_describe,
-    _jax_gradients,
-    _uses_jax,
+    jax_asarray,
+    jax_call,
+    jax_compile,
+    jax_describe,
+    jax_gradients,
+    uses_jax,
 )
 
 
 def to_numpy(array: Any) -> NDArray[Any]:
     """A NumPy copy of an array of any backend; floating point in float64 (exact for all)."""
-    backend = BACKENDS.get(_describe(array)[0])
+    backend = BACKENDS.get(describe_array(array)[0])
     result = backend.to_numpy(array) if backend else np.asarray(array)
     if np.issubdtype(result.dtype, np.floating) or result.dtype.name == "bfloat16":
         return result.astype(np.float64)
     return result
 
 
-def _describe(array: Any) -> tuple[str, str, str]:
+def describe_array(array: Any) -> tuple[str, str, str]:
     """The backend, dtype and device of `array`, named as in `Target`; the backend is the type's
     name for anything else."""
     for name, backend in BACKENDS.items():
@@ -67,7 +67,7 @@ class Backend:
     to_numpy: Callable[[Any], NDArray[Any]]  # a NumPy copy, any dtype
     describe: Callable[[Any], tuple[str, str] | None]  # (dtype, device), or None: not ours
     #: ``call(function, arguments, parameters)``: the function on arrays of this backend.
-    call: Callable[[Function, Sequence[Any], Parameters], Any] = _call
+    call: Callable[[Function, Sequence[Any], Parameters], Any] = call_eagerly
     gradients: Gradients | None = None
     compile: Compile | None = None
     #: The module that must be installed, and how to install it, where it is not.
@@ -114,7 +114,7 @@ def _torch_gradients(
     w = torch.as_tensor(weights, dtype=first.dtype, device=first.device)
 
     def loss(*values: torch.Tensor) -> torch.Tensor:
-        result: torch.Tensor = function(*_replace(arguments, wrt, values), **parameters)
+        result: torch.Tensor = function(*with_replaced(arguments, wrt, values), **parameters)
         return (w * result).sum()
 
     value = loss(*chosen)
@@ -178,7 +178,7 @@ def _shared_call(function: Function, arguments: Sequence[Any], parameters: Param
     if shared is None:
         msg = f"{function.__name__} has no shared implementation _{function.__name__}_array_api"
         raise AssertionError(msg)
-    result = _reference(shared, arguments, with_defaults(function, parameters))
+    result = run_reference(shared, arguments, with_defaults(function, parameters))
     return np.asarray(result) if isinstance(result, np.generic) else result
 
 
@@ -190,7 +190,7 @@ BACKENDS: Mapping[str, Backend] = {
         asarray=_numpy_asarray,
         to_numpy=np.asarray,
         describe=_numpy_describe,
-        call=_reference,
+        call=run_reference,
     ),
     # The shared implementation on NumPy arrays, as array-api-compat's NumPy namespace runs it.
     "numpy_shared": Backend(
@@ -218,16 +218,16 @@ BACKENDS: Mapping[str, Backend] = {
             "jax": Backend(
                 dtypes=JAX_DTYPES,
                 devices=("cpu", "cuda"),
-                asarray=_jax_asarray,
+                asarray=jax_asarray,
                 to_numpy=np.asarray,
-                describe=_jax_describe,
-                call=_jax_call,
-                gradients=_jax_gradients,
-                compile=_jax_compile,
+                describe=jax_describe,
+                call=jax_call,
+                gradients=jax_gradients,
+                compile=jax_compile,
                 install="pip install -e '.[jax]'",
             )
         }
-        if _uses_jax()
+        if uses_jax()
         else {}
     ),
     # The Array API standard and nothing more: a NumPy-only method, an implicit promotion or a
@@ -243,7 +243,7 @@ BACKENDS: Mapping[str, Backend] = {
 }
 #: The backends of an algorithm with one implementation per backend, the reference first; the
 #: ports after it are compared with NumPy, with gradients and compilers.
-DEFAULT = ("numpy", "torch", *(("jax",) if _uses_jax() else ()))
+DEFAULT = ("numpy", "torch", *(("jax",) if uses_jax() else ()))
 PORTS = DEFAULT[1:]
 #: The backends of an algorithm with one shared implementation for every Array API library: that
 #: implementation on NumPy's arrays and on every other library here.

@@ -102,14 +102,14 @@ VALUES = (-10.0, 10.0)
 NUMERIC_WARNINGS = (RuntimeWarning, UserWarning)
 
 
-def _reference(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
+def run_reference(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
     """`function` on NumPy arrays, its `NUMERIC_WARNINGS` silenced."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NUMERIC_WARNINGS)
         return function(*arguments, **parameters)
 
 
-def _replace(
+def with_replaced(
     arguments: Sequence[Any], positions: Sequence[int], values: Sequence[Any]
 ) -> list[Any]:
     """`arguments` with those at `positions` replaced by `values`."""
@@ -119,7 +119,7 @@ def _replace(
     return replaced
 
 
-def _call(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
+def call_eagerly(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
     return function(*arguments, **parameters)
 
 
@@ -137,7 +137,7 @@ class Tally:
 TALLY = Tally()
 
 
-def _count(outcome: str, reason: str = "") -> None:
+def count_call(outcome: str, reason: str = "") -> None:
     """Note one call's outcome: "compared", "refused" or "excused" (with its `reason`)."""
     TALLY.calls += 1
     if outcome == "compared":

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .inputs import _resolve
-from .spec import Spec, _as_spec
+from .inputs import bounded
+from .spec import Spec, as_spec
 
 
 def _fill(spec: Spec, name: str, found: Mapping[str, tuple[int, ...]], parameters: Any) -> Any:
@@ -18,7 +18,7 @@ def _fill(spec: Spec, name: str, found: Mapping[str, tuple[int, ...]], parameter
     where its range allows it, else the middle of its range."""
     if name in spec.integers:
         return np.full(found[name], spec.integer_range(name, found, parameters)[0], np.int64)
-    low, high = _resolve(spec.value_range(name))
+    low, high = bounded(spec.value_range(name))
     return np.full(found[name], 1.0 if low <= 1.0 <= high else (low + high) / 2)
 
 
@@ -40,7 +40,7 @@ def edge_shapes(
     parameters: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[str, tuple[int, ...]]]:
     """The shapes of `edge_operands`, by case, then by operand."""
-    spec = _as_spec(spec, min_dims)
+    spec = as_spec(spec, min_dims)
     smallest: dict[str, int] = {}
     for letter in spec.order():
         allowed = spec.sizes(letter, {**(parameters or {}), **smallest}, 1)
@@ -65,7 +65,7 @@ def sized_operands(
     """Fixed random operands with about `size` elements in the largest (for benchmarks and the
     fixed-input tests): standard normal values, or uniform within a declared range; integers
     uniform within theirs. `parameters`: the values of those that the spec's bounds name."""
-    spec = _as_spec(spec, min_dims)
+    spec = as_spec(spec, min_dims)
     parameters = parameters or {}
     found = sized_shapes(spec, size, parameters=parameters)
     rng = np.random.default_rng(seed)
@@ -75,7 +75,7 @@ def sized_operands(
             low, high = spec.integer_range(name, found, parameters)
             drawn.append(rng.integers(low, max(low + 1, high), size=found[name]))
         elif name in spec.values:
-            drawn.append(rng.uniform(*_resolve(spec.value_range(name)), size=found[name]))
+            drawn.append(rng.uniform(*bounded(spec.value_range(name)), size=found[name]))
         else:
             drawn.append(rng.normal(size=found[name]))
     return tuple(drawn)
@@ -90,7 +90,7 @@ def sized_shapes(
 ) -> dict[str, tuple[int, ...]]:
     """The shapes of `sized_operands`: two axes or more, every side about the same (the allowed
     size nearest to it)."""
-    spec = _as_spec(spec, min_dims)
+    spec = as_spec(spec, min_dims)
     longest = max(len(dims.removeprefix("...")) for dims in spec.shapes.values())
     count = max(spec.min_dims, 2 - longest)
     side = max(1, round(size ** (1 / (count + longest))))

@@ -22,12 +22,12 @@ from .core import (
     Function,
     Operands,
     Parameters,
-    _count,
-    _reference,
+    count_call,
+    run_reference,
 )
-from .room import _check_type_dtype_device, _finite, _rounding
+from .room import as_float64, check_type_dtype_device, rounding_of
 from .targets import Target
-from .values import _expected, _names, _port
+from .values import argument_names, expected_from, run_port
 
 Terms = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 
@@ -160,7 +160,7 @@ def _assert_gradient_close(
     shape = differences.central.shape
     missing = gradient is None
     if not missing:
-        _check_type_dtype_device(gradient, shape, target=target, what=what)
+        check_type_dtype_device(gradient, shape, target=target, what=what)
     got = np.zeros(shape) if missing else to_numpy(gradient)  # None: no path, a zero gradient
     c, f, b = differences.central, differences.forward, differences.backward
     tolerance = GRADIENT_TOLERANCE
@@ -255,7 +255,7 @@ def assert_gradient_matches_reference(
     parameters = parameters or {}
     reference = [_without_subnormals(np.asarray(value)) for value in operands]
     arguments = [target.asarray(value) for value in reference]
-    expected = _expected(function, arguments, parameters)
+    expected = expected_from(function, arguments, parameters)
     gradients = BACKENDS[target.backend].gradients
     if gradients is None:
         pytest.fail(f"no gradients on {target.backend}")
@@ -267,13 +267,13 @@ def assert_gradient_matches_reference(
         weights = np.where(np.isfinite(outputs), weights, 0.0)
     what = f"the gradient of {function.__name__} on {target}"
     call = functools.partial(gradients, function, arguments, list(wrt), weights, parameters)
-    found = _port(
+    found = run_port(
         call, function, arguments, expected, what, parameters=parameters, dtype=target.dtype
     )
     if expected.error is not None or found is None:
         return
     finite = np.isfinite(outputs)
-    own = np.asarray(_rounding(function, reference, parameters, "float64").room)
+    own = np.asarray(rounding_of(function, reference, parameters, "float64").room)
     rounding = np.abs(weights) * np.where(
         finite, np.finfo(np.float64).eps * np.abs(outputs) + own, 0.0
     )
@@ -281,12 +281,12 @@ def assert_gradient_matches_reference(
 
         def terms(x: NDArray[np.float64], position: int = position) -> NDArray[np.float64]:
             changed = [*reference[:position], x, *reference[position + 1 :]]
-            values = _finite(_reference(function, changed, parameters))
+            values = as_float64(run_reference(function, changed, parameters))
             with np.errstate(invalid="ignore"):
                 return np.where(weights != 0, weights * values, 0.0)
 
         differences = Differences.of(terms, reference[position], rounding)
-        name = _names(function, len(reference))[position]
+        name = argument_names(function, len(reference))[position]
         for method, gradient in found[position].items():
             what = f"the {method} gradient of {function.__name__} for {name} on {target}"
             _assert_gradient_close(
@@ -297,4 +297,4 @@ def assert_gradient_matches_reference(
                 outputs_finite=bool(finite.all()),
                 compare_values=compare_values,
             )
-    _count("compared")
+    count_call("compared")

@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 from numpy.typing import NDArray
 
 from .core import VALUES
-from .spec import Spec, _as_spec
+from .spec import Spec, as_spec
 from .targets import Target
 
 # JAX compiles every operation anew for each input shape (tens of ms each on a CPU), so
@@ -34,7 +34,7 @@ def shapes(
 ) -> st.SearchStrategy[dict[str, tuple[int, ...]]]:
     """The operands' shapes that `spec` allows, by name: batch axes shared, letters related;
     `parameters`: the values of those that bounds name."""
-    spec = _as_spec(spec, min_dims)
+    spec = as_spec(spec, min_dims)
     parameters = parameters or {}
     if target.backend == "jax":
         count = min(max(len(JAX_BATCH), spec.min_dims), max_dims)
@@ -86,7 +86,7 @@ def arrays(
     element): hypothesis fills most of an array with one value, which is beyond exp's overflow in
     1 array in 4 only.
     """
-    low, high = _resolve(values)
+    low, high = bounded(values)
     elements = [st.floats(low, high)]
     if not extremes:
         return hnp.arrays(np.float64, shape, elements=elements[0])
@@ -115,7 +115,7 @@ def _put(drawn: tuple[NDArray[np.float64], int, list[float]]) -> NDArray[np.floa
     return array
 
 
-def _resolve(values: tuple[float | None, float | None]) -> tuple[float, float]:
+def bounded(values: tuple[float | None, float | None]) -> tuple[float, float]:
     """A value range with `VALUES` for its missing bounds."""
     low, high = values
     return (VALUES[0] if low is None else low, VALUES[1] if high is None else high)
@@ -133,7 +133,7 @@ def operands(
 ) -> st.SearchStrategy[tuple[NDArray[Any], ...]]:
     """One NumPy array per operand of `spec`, in its order, as `spec` allows: float64, or int64
     for its `integers`; `parameters`: the values of those that its bounds name."""
-    spec = _as_spec(spec, min_dims)
+    spec = as_spec(spec, min_dims)
     parameters = parameters or {}
     drawn = shapes(target, spec, max_dims=max_dims, max_side=max_side, parameters=parameters)
 

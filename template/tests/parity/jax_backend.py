@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from .core import REPO, Function, Parameters
 
 
-def _uses_jax() -> bool:
+def uses_jax() -> bool:
     """Whether this repo has JAX as a backend: its pyproject.toml declares a ``jax`` extra."""
     pyproject = REPO / "pyproject.toml"
     extras = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"].get(
@@ -29,7 +29,7 @@ def _uses_jax() -> bool:
 JAX_DTYPES = ("float64", "float32")
 
 
-def _jax_asarray(values: NDArray[Any], dtype: str | None, device: str) -> Any:
+def jax_asarray(values: NDArray[Any], dtype: str | None, device: str) -> Any:
     import jax
     import jax.numpy as jnp
 
@@ -38,7 +38,7 @@ def _jax_asarray(values: NDArray[Any], dtype: str | None, device: str) -> Any:
     return jax.device_put(converted, jax.devices(platform)[0])
 
 
-def _jax_call(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
+def jax_call(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
     """Through `jax.jit`, compiled once per function, shapes and parameters: eager JAX compiles
     every operation separately for each new shape (tens of ms each on a CPU), jitted JAX the
     whole function at once. `assert_compiled_matches_eager` checks that both agree. Float
@@ -84,7 +84,7 @@ def _jitted(function: Function, static: tuple[tuple[str, Any], ...]) -> Function
     return jitted
 
 
-def _jax_describe(array: Any) -> tuple[str, str] | None:
+def jax_describe(array: Any) -> tuple[str, str] | None:
     jax = sys.modules.get("jax")  # never imported here: a JAX array means JAX is loaded
     if jax is None or not isinstance(array, jax.Array):
         return None
@@ -92,14 +92,14 @@ def _jax_describe(array: Any) -> tuple[str, str] | None:
     return array.dtype.name, "cuda" if platform == "gpu" else platform
 
 
-def _jax_gradients(
+def jax_gradients(
     function: Function,
     arguments: list[Any],
     wrt: list[int],
     weights: NDArray[np.float64],
     parameters: Parameters,
 ) -> dict[int, dict[str, Any]]:
-    """``jax.grad``, under ``jax.jit`` (see `_jax_call`)."""
+    """``jax.grad``, under ``jax.jit`` (see `jax_call`)."""
     import jax
 
     first = arguments[wrt[0]]
@@ -124,7 +124,7 @@ def _jax_gradient(
     return compiled  # typed here: without JAX installed, jax.jit is Any
 
 
-def _jax_compile(function: Function, compiler: str) -> tuple[Function, Callable[[], int], str]:
+def jax_compile(function: Function, compiler: str) -> tuple[Function, Callable[[], int], str]:
     """``jax.jit``, JAX's one compiler: `compiler` is ignored."""
     import jax
 

@@ -11,7 +11,7 @@ import pytest
 from numpy.typing import NDArray
 
 from .backends import BACKENDS, DEFAULT
-from .core import Function, Operands, Parameters, _replace, not_yet_implemented
+from .core import Function, Operands, Parameters, not_yet_implemented, with_replaced
 from .targets import Target, missing_backend
 
 
@@ -57,7 +57,7 @@ def assert_rejects_unsupported(
     for position, value in enumerate(operands):
         wrong_values = [(value.tolist(), "list"), (1.0, "float"), (ArrayLike(value), "ArrayLike")]
         for wrong, type_name in wrong_values:
-            arguments = _replace(operands, [position], [wrong])
+            arguments = with_replaced(operands, [position], [wrong])
             with pytest.raises(TypeError, match=rf"{name}\(\) got .*{type_name}.*; expected numpy"):
                 function(*arguments, **parameters)
         if value.dtype.kind not in "fiu":
@@ -67,7 +67,7 @@ def assert_rejects_unsupported(
         expected = rf"{name}\(\) got .*float.*; expected integers" if integers else None
         for backend in available:
             make = Target(backend, "float64").asarray
-            arguments = [make(item) for item in _replace(operands, [position], [wrong])]
+            arguments = [make(item) for item in with_replaced(operands, [position], [wrong])]
             # Floats as indices: any refusal, as the library's own (a module written before its
             # dispatch checked integer operands raises IndexError from NumPy, and it refuses).
             with pytest.raises(Exception if integers else TypeError) as raised:

@@ -12,7 +12,7 @@ import pytest
 import torch
 from numpy.typing import NDArray
 
-from .backends import BACKENDS, _describe, to_numpy
+from .backends import BACKENDS, describe_array, to_numpy
 from .core import (
     DISAGREE,
     NORMWISE,
@@ -25,12 +25,12 @@ from .core import (
     Operands,
     Parameters,
     Tolerance,
-    _reference,
+    run_reference,
 )
 from .targets import Target
 
 
-def _check_type_dtype_device(
+def check_type_dtype_device(
     actual: Any, expected_shape: tuple[int, ...], *, target: Target, what: str
 ) -> None:
     __tracebackhide__ = True
@@ -39,7 +39,7 @@ def _check_type_dtype_device(
             f"{what} returned a NumPy scalar ({type(actual).__name__}), not an array: "
             "return np.asarray(result) (NumPy reductions of a whole array return scalars)"
         )
-    backend, dtype, device = _describe(actual)
+    backend, dtype, device = describe_array(actual)
     expected = BACKENDS[target.backend].arrays or target.backend
     if backend != expected:
         pytest.fail(f"{what} returned a {backend} array; expected {expected} (the input's)")
@@ -83,7 +83,7 @@ def assert_close(
         pytest.fail(f"the reference for {what} returned a NumPy scalar: return np.asarray(result)")
     allowance = room if isinstance(room, Room) else Room(room)
     want = to_numpy(expected)
-    _check_type_dtype_device(actual, want.shape, target=target, what=what)
+    check_type_dtype_device(actual, want.shape, target=target, what=what)
     got = to_numpy(actual)
     tolerance = {**TOLERANCES, **(tolerances or {})}[target.dtype]
     largest = float(torch.finfo(getattr(torch, target.dtype)).max)
@@ -137,7 +137,7 @@ def _nudged(
     return nudged
 
 
-def _finite(result: Any) -> NDArray[np.float64]:
+def as_float64(result: Any) -> NDArray[np.float64]:
     with np.errstate(invalid="ignore", over="ignore"):
         return to_numpy(result)
 
@@ -147,7 +147,7 @@ def _quietly(
 ) -> NDArray[np.float64] | None:
     """The reference's result in float64, or None where it raises."""
     try:
-        return _finite(_reference(function, arguments, parameters))
+        return as_float64(run_reference(function, arguments, parameters))
     except Exception:  # noqa: BLE001 - any refusal means the same here
         return None
 
@@ -261,7 +261,9 @@ def _randomly_rounded(eps: float) -> Callable[[NDArray[Any]], Any]:
     return cast
 
 
-def _rounding(function: Function, arguments: Operands, parameters: Parameters, dtype: str) -> Room:
+def rounding_of(
+    function: Function, arguments: Operands, parameters: Parameters, dtype: str
+) -> Room:
     """How far the reference run with less precision lands from its result with more (module
     docstring), the largest error over its runs; where `dtype` loses an element; and why `dtype`
     cannot hold the computation, where a run in it raises or keeps no correct digit."""
@@ -350,7 +352,7 @@ def _held(parameters: Parameters, dtype: str) -> dict[str, Any]:
     }
 
 
-def _room(
+def room_for(
     function: Function, arguments: Operands, parameters: Parameters, expected: Any, dtype: str
 ) -> Room:
     """`ROOM` times the larger of the reference's sensitivity and its rounding in `dtype`."""
@@ -376,7 +378,7 @@ def _room(
             with np.errstate(invalid="ignore", over="ignore"):
                 change = np.nan_to_num(np.abs(nudged - want), nan=0.0, posinf=0.0)
             normwise = np.maximum(normwise, change)
-    rounding = _rounding(function, arguments, parameters, dtype)
+    rounding = rounding_of(function, arguments, parameters, dtype)
     room = ROOM * np.maximum(sensitivity, np.broadcast_to(rounding.room, want.shape))
     room = np.maximum(room, NORMWISE * normwise)
     return Room(room, np.broadcast_to(rounding.overflows, want.shape))

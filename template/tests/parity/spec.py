@@ -201,7 +201,7 @@ class Spec:
         return _value(low, known), _value(high, known)
 
 
-def _as_spec(spec: Spec | Mapping[str, str], min_dims: int | None = None) -> Spec:
+def as_spec(spec: Spec | Mapping[str, str], min_dims: int | None = None) -> Spec:
     """`spec`, or a `Spec` of these shapes (test modules written before `Spec` pass a dict)."""
     if not isinstance(spec, Spec):
         return Spec(spec, min_dims=min_dims or 0)

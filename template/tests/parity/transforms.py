@@ -12,11 +12,11 @@ import torch
 from numpy.typing import NDArray
 
 from .backends import BACKENDS, to_numpy
-from .core import Function, Operands, Parameters, Tolerance, _count
-from .room import Room, _room, assert_close
+from .core import Function, Operands, Parameters, Tolerance, count_call
+from .room import Room, assert_close, room_for
 from .spec import Spec
 from .targets import Target
-from .values import Expected, _expected, _port
+from .values import Expected, expected_from, run_port
 
 
 def _close_to(
@@ -31,7 +31,7 @@ def _close_to(
     within the room of that computation of an eager one (per slice of the batch, if `batched`)."""
     __tracebackhide__ = True
     if batched is None:
-        expected = _expected(function, arguments, parameters)
+        expected = expected_from(function, arguments, parameters)
         results = [] if expected.error else [expected.result]
         slices = [arguments]
     else:
@@ -42,11 +42,11 @@ def _close_to(
             ]
             for i in range(len(next(a for a, m in zip(arguments, batched, strict=True) if m)))
         ]
-        outcomes = [_expected(function, one, parameters) for one in slices]
+        outcomes = [expected_from(function, one, parameters) for one in slices]
         expected = next((outcome for outcome in outcomes if outcome.error), Expected(0.0))
         results = [outcome.result for outcome in outcomes] if expected.error is None else []
     rooms = [
-        _room(function, [to_numpy(a) for a in one], parameters, result, target.dtype)
+        room_for(function, [to_numpy(a) for a in one], parameters, result, target.dtype)
         for one, result in zip(slices, results, strict=False)
     ]
 
@@ -95,10 +95,10 @@ def assert_compiled_matches_eager(
         expected, check = _close_to(function, target, arguments, parameters)
         what = f"{function.__name__} on {target}"
         eager = functools.partial(function, *arguments, **parameters)
-        eager_result = _port(
+        eager_result = run_port(
             eager, function, arguments, expected, what, parameters=parameters, dtype=target.dtype
         )
-        result = _port(
+        result = run_port(
             functools.partial(compiled, *arguments),
             function,
             arguments,
@@ -116,7 +116,7 @@ def assert_compiled_matches_eager(
             "guard failed on the second call (a changing Python value, .item(), a branch on data?)"
         )
     if compared:
-        _count("compared")
+        count_call("compared")
 
 
 def _other_values(value: NDArray[Any]) -> NDArray[Any]:
@@ -160,12 +160,12 @@ def assert_vmap_matches_loop(
         )
 
     eager = f"{function.__name__} on {target}"
-    looped = _port(
+    looped = run_port(
         loop, function, arguments, expected, eager, parameters=parameters, dtype=target.dtype
     )
     in_dims = tuple(0 if mapped else None for mapped in batched)
     mapped = torch.func.vmap(functools.partial(function, **parameters), in_dims=in_dims)
-    result = _port(
+    result = run_port(
         lambda: mapped(*arguments),
         function,
         arguments,
@@ -176,4 +176,4 @@ def assert_vmap_matches_loop(
     )
     if expected.error is None and result is not None and looped is not None:
         check(result, looped, what, tolerances)
-        _count("compared")
+        count_call("compared")

@@ -21,15 +21,15 @@ from .core import (
     Operands,
     Parameters,
     Tolerance,
-    _count,
-    _reference,
+    count_call,
     not_yet_implemented,
+    run_reference,
 )
-from .room import _check_type_dtype_device, _room, _rounding, assert_close
+from .room import assert_close, check_type_dtype_device, room_for, rounding_of
 from .targets import Target
 
 
-def _names(function: Function, count: int) -> list[str]:
+def argument_names(function: Function, count: int) -> list[str]:
     """The names of `function`'s first `count` arguments, for messages."""
     try:
         names = list(inspect.signature(function).parameters)
@@ -55,7 +55,7 @@ def _assert_unchanged(
     function: Function, before: Sequence[NDArray[Any] | None], after: Sequence[Any], who: str
 ) -> None:
     __tracebackhide__ = True
-    for name, old, value in zip(_names(function, len(after)), before, after, strict=True):
+    for name, old, value in zip(argument_names(function, len(after)), before, after, strict=True):
         if old is None:
             continue
         new = to_numpy(value)
@@ -69,7 +69,7 @@ def _assert_unchanged(
 
 
 def _shapes(function: Function, arguments: Sequence[Any]) -> str:
-    names = _names(function, len(arguments))
+    names = argument_names(function, len(arguments))
     return ", ".join(f"{n} {tuple(np.shape(a))}" for n, a in zip(names, arguments, strict=True))
 
 
@@ -81,13 +81,13 @@ class Expected:
     error: Exception | None = None
 
 
-def _expected(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Expected:
+def expected_from(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Expected:
     """The reference on float64 copies of `arguments` (any backend), checked to leave them alone."""
     __tracebackhide__ = True
     inputs = [to_numpy(argument) for argument in arguments]
     before = _snapshot(inputs)
     try:
-        result = _reference(function, inputs, parameters)
+        result = run_reference(function, inputs, parameters)
     except Exception as error:  # any error of the reference is part of the spec
         if not_yet_implemented(error):
             raise
@@ -97,7 +97,7 @@ def _expected(function: Function, arguments: Sequence[Any], parameters: Paramete
     return Expected(result)
 
 
-def _port(
+def run_port(
     call: Callable[[], Any],
     function: Function,
     arguments: Sequence[Any],
@@ -125,14 +125,15 @@ def _port(
             return None
         shape = tuple(np.shape(to_numpy(expected.result)))
         if 0 in shape:
-            _count("compared")  # no element to disagree on: raising is as good as an empty result
+            # No element to disagree on: raising is as good as an empty result.
+            count_call("compared")
             return None
         name = function.__name__
         if parameters is not None and dtype:
             inputs = [to_numpy(argument) for argument in arguments]
-            broken = _rounding(function, inputs, parameters, dtype).broken
+            broken = rounding_of(function, inputs, parameters, dtype).broken
             if broken:
-                _count("excused", f"{what} raised {type(error).__name__}, and {broken}")
+                count_call("excused", f"{what} raised {type(error).__name__}, and {broken}")
                 return None
         msg = (
             f"{what} raised {type(error).__name__}: {error}\nwhere the NumPy reference returns a "
@@ -144,7 +145,8 @@ def _port(
         )
         raise pytest.fail.Exception(msg) from error
     _assert_unchanged(function, before, arguments, what)
-    if expected.error is not None and 0 not in np.shape(result):
+    answered = 0 not in np.shape(result) and not _mean_of_nothing(result, arguments)
+    if expected.error is not None and answered:
         refusal = expected.error
         pytest.fail(
             f"{what} returned a result of shape {tuple(np.shape(result))} where the NumPy "
@@ -152,8 +154,20 @@ def _port(
             f"{_shapes(function, arguments)})"
         )
     if expected.error is not None:
-        _count("compared")  # an empty result where the reference refuses: an edge case agreed
+        count_call("compared")  # no answer where the reference refuses: an edge case agreed
     return result
+
+
+def _mean_of_nothing(result: Any, arguments: Sequence[Any]) -> bool:
+    """Whether `result` is NaN only, from an operand without elements: the mean of nothing
+    (PyTorch's cross-entropy of an empty batch), no more an answer than a refusal."""
+    if not any(0 in np.shape(argument) for argument in arguments):
+        return False
+    try:
+        values = to_numpy(result)
+        return values.size > 0 and bool(np.isnan(values).all())
+    except (TypeError, ValueError):  # not one array (a gradient call's mapping): an answer
+        return False
 
 
 def _count_refusal(arguments: Sequence[Any]) -> None:
@@ -161,7 +175,7 @@ def _count_refusal(arguments: Sequence[Any]) -> None:
     without elements or axes (an edge case, where refusing is the spec); otherwise nothing was
     compared."""
     edge = any(0 in np.shape(argument) or not np.shape(argument) for argument in arguments)
-    _count("compared" if edge else "refused")
+    count_call("compared" if edge else "refused")
 
 
 def assert_matches_reference(
@@ -181,19 +195,19 @@ def assert_matches_reference(
     __tracebackhide__ = True
     parameters = parameters or {}
     arguments = [target.asarray(value) for value in operands]
-    expected = _expected(function, arguments, parameters)
+    expected = expected_from(function, arguments, parameters)
     what = f"{function.__name__} on {target}"
     call = functools.partial(BACKENDS[target.backend].call, function, arguments, parameters)
-    actual = _port(
+    actual = run_port(
         call, function, arguments, expected, what, parameters=parameters, dtype=target.dtype
     )
     if expected.error is None and actual is not None:
         inputs = [to_numpy(argument) for argument in arguments]
-        room = _room(function, inputs, parameters, expected.result, target.dtype)
+        room = room_for(function, inputs, parameters, expected.result, target.dtype)
         assert_close(
             actual, expected.result, target=target, what=what, tolerances=tolerances, room=room
         )
-        _count("compared")
+        count_call("compared")
 
 
 def assert_keeps_type_dtype_device(
@@ -203,10 +217,11 @@ def assert_keeps_type_dtype_device(
     reference's shape; values are not compared (on the ``meta`` device there are none)."""
     __tracebackhide__ = True
     parameters = parameters or {}
-    expected = _expected(function, list(operands), parameters)
+    expected = expected_from(function, list(operands), parameters)
     arguments = [target.asarray(value) for value in operands]
     what = f"{function.__name__} on {target}"
-    actual = _port(lambda: function(*arguments, **parameters), function, arguments, expected, what)
+    call = functools.partial(function, *arguments, **parameters)
+    actual = run_port(call, function, arguments, expected, what)
     if expected.error is None and actual is not None:
-        _check_type_dtype_device(actual, np.shape(expected.result), target=target, what=what)
-        _count("compared")
+        check_type_dtype_device(actual, np.shape(expected.result), target=target, what=what)
+        count_call("compared")
