@@ -37,8 +37,11 @@ The same rules in every helper
   returns and the target raises, the failure names both outcomes and the shapes. A result with
   no elements is the exception: raising there is as good as returning it, either way (NumPy
   refuses the maximum of an empty axis even where the result would be empty; PyTorch does not).
-  So is a result of NaN only, from an operand without elements: the mean of nothing (PyTorch's
-  cross-entropy of an empty batch) answers no more than a refusal does.
+  A result that holds a NaN refuses as raising does: JAX's compiled code cannot raise, and its
+  linear algebra answers NaN where NumPy's raises (so does the mean of nothing: PyTorch's
+  cross-entropy of an empty batch). And at the edge of the reference's domain, where it raises
+  on the inputs but returns on a copy nudged by the target dtype's epsilon (a matrix singular
+  as its elements round), a port may return: its dtype cannot see the edge; nothing is compared.
 - No call may change its operands in place: every helper compares them before and after each
   call, the reference's included, and names the operand that changed.
 - Warnings about values (`NUMERIC_WARNINGS`: NumPy's floating-point ones, PyTorch's on a

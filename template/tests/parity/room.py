@@ -118,7 +118,7 @@ def assert_close(
     )
 
 
-def _nudged(
+def nudge(
     arguments: Operands, eps: float, rng: np.random.Generator, *, zeros: bool = False
 ) -> list[NDArray[Any]]:
     """The floating arguments, each element moved by a random relative amount up to `eps`; with
@@ -135,6 +135,20 @@ def _nudged(
             moved = moved + eps * scale * rng.uniform(-1, 1, value.shape)
         nudged.append(np.asarray(moved))  # arithmetic on a 0-d array gives a NumPy scalar
     return nudged
+
+
+def on_the_edge(
+    function: Function, arguments: Operands, parameters: Parameters, dtype: str
+) -> bool:
+    """Whether the reference returns on a copy of `arguments` nudged by the epsilon of `dtype`
+    (zeros too), where it raises on `arguments` themselves: the edge of its domain (a matrix
+    singular as its elements round), which a computation in `dtype` cannot tell from inside."""
+    eps = float(torch.finfo(getattr(torch, dtype)).eps)
+    rng = np.random.default_rng(0)
+    return any(
+        _quietly(function, nudge(arguments, eps, rng, zeros=True), parameters) is not None
+        for _ in range(NUDGES)
+    )
 
 
 def as_float64(result: Any) -> NDArray[np.float64]:
@@ -284,7 +298,7 @@ def rounding_of(
             # Nudges of many units in the last place: other roundings, the same conditioning.
             rounded = [
                 run.cast(value) if value.dtype.kind == "f" else value
-                for value in _nudged(arguments, run.nudge if attempt else 0.0, rng, zeros=True)
+                for value in nudge(arguments, run.nudge if attempt else 0.0, rng, zeros=True)
             ]
             low = _quietly(function, rounded, parameters)
             high = _quietly(
@@ -361,7 +375,7 @@ def room_for(
     rng = np.random.default_rng(0)
     sensitivity = np.zeros(want.shape)
     for _ in range(NUDGES):
-        nudged = _quietly(function, _nudged(arguments, eps, rng), parameters)
+        nudged = _quietly(function, nudge(arguments, eps, rng), parameters)
         if nudged is None or nudged.shape != want.shape:
             continue  # at the edge of the reference's domain: the rounding runs tell
         with np.errstate(invalid="ignore", over="ignore"):
@@ -373,7 +387,7 @@ def room_for(
     # operand's largest magnitude, where the reference's own rounding is exact (zero terms).
     normwise = np.zeros(want.shape)
     for _ in range(NUDGES // 2):
-        nudged = _quietly(function, _nudged(arguments, eps, rng, zeros=True), parameters)
+        nudged = _quietly(function, nudge(arguments, eps, rng, zeros=True), parameters)
         if nudged is not None and nudged.shape == want.shape:
             with np.errstate(invalid="ignore", over="ignore"):
                 change = np.nan_to_num(np.abs(nudged - want), nan=0.0, posinf=0.0)

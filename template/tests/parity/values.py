@@ -25,7 +25,7 @@ from .core import (
     not_yet_implemented,
     run_reference,
 )
-from .room import assert_close, check_type_dtype_device, room_for, rounding_of
+from .room import assert_close, check_type_dtype_device, on_the_edge, room_for, rounding_of
 from .targets import Target
 
 
@@ -145,28 +145,31 @@ def run_port(
         )
         raise pytest.fail.Exception(msg) from error
     _assert_unchanged(function, before, arguments, what)
-    answered = 0 not in np.shape(result) and not _mean_of_nothing(result, arguments)
-    if expected.error is not None and answered:
-        refusal = expected.error
-        pytest.fail(
-            f"{what} returned a result of shape {tuple(np.shape(result))} where the NumPy "
-            f"reference raises {type(refusal).__name__}: {refusal} (for "
-            f"{_shapes(function, arguments)})"
-        )
-    if expected.error is not None:
-        count_call("compared")  # no answer where the reference refuses: an edge case agreed
-    return result
+    if expected.error is None:
+        return result
+    if 0 in np.shape(result):
+        count_call("compared")  # an empty result where the reference refuses: an edge case agreed
+        return result
+    if _has_nan(result):
+        _count_refusal(arguments)  # NaN: JAX's refusal (compiled code cannot raise)
+        return None
+    inputs = [to_numpy(argument) for argument in arguments]
+    if parameters is not None and dtype and on_the_edge(function, inputs, parameters, dtype):
+        count_call("refused")  # the port may answer where its dtype cannot see the edge
+        return None
+    refusal = expected.error
+    pytest.fail(
+        f"{what} returned a result of shape {tuple(np.shape(result))} where the NumPy "
+        f"reference raises {type(refusal).__name__}: {refusal} (for "
+        f"{_shapes(function, arguments)})"
+    )
 
 
-def _mean_of_nothing(result: Any, arguments: Sequence[Any]) -> bool:
-    """Whether `result` is NaN only, from an operand without elements: the mean of nothing
-    (PyTorch's cross-entropy of an empty batch), no more an answer than a refusal."""
-    if not any(0 in np.shape(argument) for argument in arguments):
-        return False
+def _has_nan(result: Any) -> bool:
+    """Whether `result`, one array, holds a NaN (a gradient call's mapping holds none)."""
     try:
-        values = to_numpy(result)
-        return values.size > 0 and bool(np.isnan(values).all())
-    except (TypeError, ValueError):  # not one array (a gradient call's mapping): an answer
+        return bool(np.isnan(to_numpy(result)).any())
+    except (TypeError, ValueError):
         return False
 
 
