@@ -248,6 +248,14 @@ def test_correct_contrastive_gradient_at_zero_rows(target: Target) -> None:
 
 
 @parity.over(["torch"], ["float64"])
+def test_correct_contrastive_gradient_where_the_loss_is_flat(target: Target) -> None:
+    # One feature, a zero: the loss is log 3 whatever a is. PyTorch's gradient for a is the
+    # 1e-17 left of 3 * (1/3) - 1 times F.normalize's slope of 1e12 at zero rows: -3.5e-6.
+    a, b = np.zeros((3, 1)), np.ones((3, 1))
+    parity.assert_gradient_matches_reference(contrastive, target, (a, b), {"temperature": 1.0})
+
+
+@parity.over(["torch"], ["float64"])
 def test_correct_refusal_of_an_edge_case(target: Target) -> None:
     # The reference refuses a 0-d x, and so does the port: on an edge case, that is the check.
     parity.assert_matches_reference(positive_only, target, (np.ones(()),))

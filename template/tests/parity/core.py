@@ -92,6 +92,9 @@ FINER_STEPS = 12
 #: close enough for curvature not to matter.
 NEIGHBOURS = 256
 NEARBY = 1e-3
+#: The largest gain a backward pass may put on float64's rounding where the reference does not
+#: depend on an element at all (F.normalize's 1/eps at a zero row is 1e12).
+FLAT_GAIN = 1e13
 #: Values drawn where a `Spec` gives no range; with ``extremes``, also huge and tiny ones.
 VALUES = (-10.0, 10.0)
 
