@@ -31,7 +31,7 @@ from collections.abc import Generator, Iterator
 import pytest
 
 # No garbage collection while torch, hypothesis and the harness import: they make millions of
-# objects that live to the end, and every full collection would walk them again (0.7 s of a run).
+# objects that live to the end, and every full collection would walk them again.
 # Frozen once imported, as `freeze_what_imports_made` freezes what later imports make.
 gc.disable()
 import torch
@@ -118,8 +118,8 @@ def freeze_what_imports_made() -> None:
     """Put the objects made so far out of the garbage collector's sight (`gc.freeze`), once new
     modules have been imported (torch, its compiler, JAX, lazily, by the tests).
 
-    Those millions of objects live until the end, but each full collection walks them all again:
-    ~0.6 s of a 10 s run. Freezing only after imports leaves later garbage to the collector.
+    Those millions of objects live until the end, but each full collection walks them all again.
+    Freezing only after imports leaves later garbage to the collector.
     """
     if len(sys.modules) != FROZEN_AT["modules"]:
         gc.freeze()
@@ -186,8 +186,8 @@ def _jax_float64(pytestconfig: pytest.Config) -> Iterator[None]:
 def _jax_compilation_cache(config: pytest.Config) -> Iterator[None]:
     """XLA's compilations on disk, in pytest's cache folder, for the session.
 
-    XLA takes ~60 ms on a CPU to compile each jitted function for each shape and dtype, most of a
-    JAX test's time; JAX loads a kept one in about a millisecond. Its key holds the program, the
+    XLA compiles each jitted function for each shape and dtype, most of a JAX test's time; JAX
+    loads a kept one far faster. Its key holds the program, the
     compiler options, the device and JAX's version, so a changed function compiles again. Without
     pytest's cache (``-p no:cacheprovider``) every run compiles.
     """

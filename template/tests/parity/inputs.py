@@ -52,7 +52,7 @@ def shapes(
     return _drawn_shapes(spec, max_dims, max_side, parameters)
 
 
-# Defined once: `st.composite` reads the function's source when it decorates it (~2 ms), and
+# Defined once: `st.composite` reads the function's source each time it decorates one, and
 # `shapes` runs for every example.
 @st.composite
 def _drawn_shapes(
