@@ -103,3 +103,23 @@ def test_a_test_that_compared_nothing_fails_and_says_why(run: Run) -> None:
     for name, outcome in _named(run, "test_vacuous_").items():
         assert outcome.outcome == "failure", f"{name}: {outcome.outcome}"
         assert "this test compared nothing: the NumPy reference refused every input" in outcome.message
+
+
+def test_a_module_that_fails_to_import_is_an_error_not_a_crash(rendered: Render, tmp_path: Path) -> None:
+    # conftest.py's `PASSED (N compared)` report reads the properties of test reports only: a
+    # collection report, which has none, is pytest's to show.
+    repo = Path(shutil.copytree(rendered("cookiecutter", Combination("single", jax=False)), tmp_path / "repo"))
+    (repo / "tests" / "test_broken.py").write_text("import a_module_that_is_not_installed\n", encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/test_broken.py", "-v", *OPTIONS],
+        cwd=repo,
+        env=os.environ | {"PYTHONPATH": str(repo / "src")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    output = result.stdout + result.stderr
+    assert "INTERNALERROR" not in output
+    assert result.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "ERROR tests/test_broken.py" in output
+    assert "No module named 'a_module_that_is_not_installed'" in output
