@@ -164,13 +164,16 @@ No vacuous pass
 A test that calls the harness must compare something: a value (or a gradient, a type, dtype and
 device on ``meta``), or a refusal on an edge case (an operand without elements or without axes,
 where the reference raising, and the port too, is the spec). A call whose reference refuses any
-other input compares nothing; where every call of a test did so (every hypothesis draw refused,
-every fixed operand refused), the test fails and says so: its inputs are outside what the
-reference accepts. Where nothing was compared and the target's dtype could not hold the problem
-for some of those calls (above), the test is skipped with that reason. ``pytest -v`` shows how
-many calls of each test compared (``PASSED (10 compared)``), and JUnit XML keeps it as the
-test's ``compared`` property. `over()` with no target to run (dtypes or backends no backend
-has) is an error when the test module is collected.
+other input compares nothing: in a hypothesis test the draw is discarded (``assume``) and
+another drawn in its place, so that a narrow domain (Cholesky's positive definite matrices among
+draws that repeat values) still gets its examples compared. Where every call of a test compared
+nothing (every draw refused, as far as hypothesis looked; every fixed operand refused), the test
+fails and says so: its inputs are outside what the reference accepts. Where nothing was
+compared and the target's dtype could not hold the problem for some of those calls (above), the
+test is skipped with that reason. ``pytest -v`` shows how many calls of each test compared
+(``PASSED (10 compared)``), and JUnit XML keeps it as the test's ``compared`` property. `over()`
+with no target to run (dtypes or backends no backend has) is an error when the test module is
+collected.
 """
 
 from __future__ import annotations

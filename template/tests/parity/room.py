@@ -147,7 +147,7 @@ def on_the_edge(
     rng = np.random.default_rng(0)
     return any(
         _quietly(function, nudge(arguments, eps, rng, zeros=True), parameters) is not None
-        for _ in range(NUDGES)
+        for _ in range(ROUNDINGS_AT_MOST)  # each matrix of a batch must land inside at once
     )
 
 
@@ -344,8 +344,10 @@ def _disagree(errors: list[float], scale: float, dtype: str) -> bool:
     """Whether the rounding runs so far disagree: the largest error is more than `DISAGREE`
     times their median, and more than a few units in the last place of `scale`, the largest
     input or result (below that, the tolerances and the room cover it)."""
+    if not errors:
+        return False  # every run refused its inputs: more runs would not agree or disagree
     eps = float(torch.finfo(getattr(torch, dtype)).eps)
-    worst = max(errors, default=0.0)
+    worst = max(errors)
     return worst > DISAGREE * float(np.median(errors)) and worst > 16 * eps * scale
 
 

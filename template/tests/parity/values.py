@@ -166,11 +166,13 @@ def run_port(
 
 
 def _has_nan(result: Any) -> bool:
-    """Whether `result`, one array, holds a NaN (a gradient call's mapping holds none)."""
-    try:
-        return bool(np.isnan(to_numpy(result)).any())
-    except (TypeError, ValueError):
-        return False
+    """Whether `result` holds a NaN: an array, or a gradient call's mapping of them."""
+    if isinstance(result, Mapping):
+        return any(_has_nan(value) for value in result.values())
+    if isinstance(result, (list, tuple)):
+        return any(_has_nan(value) for value in result)
+    values = to_numpy(result)
+    return values.dtype.kind == "f" and bool(np.isnan(values).any())
 
 
 def _count_refusal(arguments: Sequence[Any]) -> None:
@@ -206,6 +208,13 @@ def assert_matches_reference(
     )
     if expected.error is None and actual is not None:
         inputs = [to_numpy(argument) for argument in arguments]
+        if _has_nan(actual) and not _has_nan(expected.result):
+            # NaN refuses as raising does (JAX's Cholesky in float32): excused where the dtype
+            # cannot hold the problem, else compared, and failed, below.
+            broken = rounding_of(function, inputs, parameters, target.dtype).broken
+            if broken:
+                count_call("excused", f"{what} answered NaN, and {broken}")
+                return
         room = room_for(function, inputs, parameters, expected.result, target.dtype)
         assert_close(
             actual, expected.result, target=target, what=what, tolerances=tolerances, room=room
