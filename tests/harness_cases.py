@@ -176,9 +176,9 @@ def _one_value_per_group(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 @parity.over(parity.PORTS, ["float32"])
 def test_correct_logdet_of_nearly_singular_matrices(target: Target) -> None:
-    # Ill-conditioned in float32: the room must reach the tail of float32's error, and a
-    # Cholesky that fails in float32 where the float64 reference succeeds is excused, whether
-    # it raises (PyTorch) or answers NaN (JAX).
+    # Ill-conditioned in float32: the room must reach the tail of float32's error; a Cholesky
+    # that raises in float32 where the float64 reference succeeds is excused (PyTorch), and one
+    # that answers NaN where the reference in float32 loses the element too is within the room.
     for seed in range(12):
         parity.assert_matches_reference(logdet_gram, target, (_nearly_singular(seed),))
     # Two equal rows: singular, yet the float64 Cholesky returns; nudged copies of it raise.

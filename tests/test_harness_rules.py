@@ -83,15 +83,14 @@ def test_correct_code_passes_and_says_how_many_calls_it_compared(run: Run) -> No
 
 
 def test_a_port_that_raises_where_its_dtype_cannot_hold_the_problem_is_excused(run: Run) -> None:
-    # Of 13 nearly singular matrices, float32 holds some: those are compared, the rest excused,
-    # where PyTorch raises and where JAX answers NaN.
-    nearly_singular = _named(run, "test_correct_logdet_of_nearly_singular_matrices[")
-    assert set(nearly_singular) == {
-        f"test_correct_logdet_of_nearly_singular_matrices[{b}-float32-cpu]" for b in ("torch", "jax")
-    }
-    for name, outcome in nearly_singular.items():
-        assert outcome.compared is not None, name
-        assert 0 < outcome.compared < 13, f"{name}: {outcome.compared} compared"
+    # Of 13 nearly singular matrices, float32 holds some: those are compared, the rest excused
+    # where PyTorch raises. JAX answers NaN there, as the reference in float32 loses them: compared.
+    torch_run = _named(run, "test_correct_logdet_of_nearly_singular_matrices[torch")
+    jax_run = _named(run, "test_correct_logdet_of_nearly_singular_matrices[jax")
+    for outcome in [*torch_run.values(), *jax_run.values()]:
+        assert outcome.outcome == "passed", outcome.message
+    assert 0 < (next(iter(torch_run.values())).compared or 0) < 13
+    assert next(iter(jax_run.values())).compared == 13
     for name, outcome in _named(run, "test_excused_").items():
         assert outcome.outcome == "skipped", f"{name}: {outcome.message}"
         assert "this dtype cannot hold the problem" in outcome.message
