@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from .backends import BACKENDS, to_numpy
 from .core import Function, Operands, Parameters, Tolerance, count_call
-from .room import Room, assert_close, room_for
+from .room import Room, assert_close, excused, room_for
 from .spec import Spec
 from .targets import Target
 from .values import Expected, expected_from, run_port
@@ -26,7 +26,7 @@ def _close_to(
     parameters: Parameters,
     *,
     batched: Sequence[bool] | None = None,
-) -> tuple[Expected, Callable[[Any, Any, str, Mapping[str, Tolerance] | None], None]]:
+) -> tuple[Expected, Callable[[Any, Any, str, Mapping[str, Tolerance] | None], bool]]:
     """The reference's outcome for `arguments`, and a check that a result of the target is
     within the room of that computation of an eager one (per slice of the batch, if `batched`)."""
     __tracebackhide__ = True
@@ -52,10 +52,19 @@ def _close_to(
 
     def check(
         actual: Any, eager: Any, what: str, tolerances: Mapping[str, Tolerance] | None
-    ) -> None:
+    ) -> bool:
         __tracebackhide__ = True
-        room = rooms[0] if batched is None else Room(np.stack([np.asarray(r.room) for r in rooms]))
+        room = rooms[0]
+        if batched is not None:  # each slice's room, stacked along the mapped axis
+            room = Room(
+                np.stack([np.asarray(r.room) for r in rooms]),
+                np.stack([np.asarray(r.lost) for r in rooms]),
+                next((r.broken for r in rooms if r.broken), ""),
+            )
+        if excused(room, what):
+            return False
         assert_close(actual, eager, target=target, what=what, tolerances=tolerances, room=room)
+        return True
 
     return expected, check
 
@@ -108,8 +117,7 @@ def assert_compiled_matches_eager(
             dtype=target.dtype,
         )
         if expected.error is None and result is not None and eager_result is not None:
-            check(result, eager_result, name, tolerances)
-            compared = True
+            compared = check(result, eager_result, name, tolerances) or compared
     if count() > 1:
         pytest.fail(
             f"{name} compiled {count()} times for two calls with the same shapes and dtypes: a "
@@ -174,6 +182,6 @@ def assert_vmap_matches_loop(
         parameters=parameters,
         dtype=target.dtype,
     )
-    if expected.error is None and result is not None and looped is not None:
-        check(result, looped, what, tolerances)
+    comparable = expected.error is None and result is not None and looped is not None
+    if comparable and check(result, looped, what, tolerances):
         count_call("compared")
