@@ -221,9 +221,11 @@ class _RandomlyRounded(np.ndarray):
         """A factorisation (LAPACK: `solve`, `cholesky`, `eigh`, ...) is backward stable in norm
         only: it answers exactly for its matrix moved by `eps` times that matrix's largest
         magnitude, an error that no rounding of its result shows (a solve whose pivots cancel)."""
-        if getattr(func, "__module__", "") != "numpy.linalg" or func.__name__ not in _FACTORED:
+        factors = getattr(func, "__module__", "") == "numpy.linalg" and func.__name__ in _FACTORED
+        if not (factors and args):  # a matrix given by keyword is not moved
             return super().__array_function__(func, types, args, kwargs)
-        matrix, *rest = (_plain(value) for value in args)
+        matrix = np.asarray(_plain(args[0]))
+        rest = [_plain(value) for value in args[1:]]
         with np.errstate(invalid="ignore"):
             scale = np.nan_to_num(np.max(np.abs(matrix), axis=(-2, -1), keepdims=True, initial=0))
             if func.__name__ in _INVERTED and matrix.size and np.isfinite(matrix).all():
