@@ -28,7 +28,8 @@ def _close_to(
     batched: Sequence[bool] | None = None,
 ) -> tuple[Expected, Callable[[Any, Any, str, Mapping[str, Tolerance] | None], bool]]:
     """The reference's outcome for `arguments`, and a check that a result of the target is
-    within the room of that computation of an eager one (per slice of the batch, if `batched`)."""
+    within the room of that computation of an eager one (per slice of the batch, if `batched`),
+    which returns False where the dtype holds no element of the call (excused, not compared)."""
     __tracebackhide__ = True
     if batched is None:
         expected = expected_from(function, arguments, parameters)
