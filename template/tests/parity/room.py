@@ -211,8 +211,8 @@ class _RandomlyRounded(np.ndarray):
 
     eps: ClassVar[float] = 0.0
     rng: ClassVar[np.random.Generator] = np.random.default_rng(2)
-    #: The largest condition number of a matrix that the runs inverted (`_INVERTED`).
-    condition: ClassVar[float] = 1.0
+    #: The largest condition number of a matrix that the runs inverted (`_INVERTED`); 0: none.
+    condition: ClassVar[float] = 0.0
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         return _rounded(_randomly, ufunc, method, inputs, kwargs)
@@ -325,7 +325,7 @@ def rounding_of(
     cannot hold the computation, where a run in it raises or keeps no correct digit."""
     rng = np.random.default_rng(1)
     _RandomlyRounded.rng = np.random.default_rng(2)
-    _RandomlyRounded.condition = 1.0
+    _RandomlyRounded.condition = 0.0
     largest = np.zeros(())
     lost = np.zeros((), dtype=bool)
     errors: list[float] = []  # each run's largest error
