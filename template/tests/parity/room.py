@@ -147,13 +147,18 @@ def nudge(
     return nudged
 
 
+def _epsilon(dtype: str) -> float:
+    """The machine epsilon of `dtype` (a torch dtype's name: bfloat16 too)."""
+    return float(torch.finfo(getattr(torch, dtype)).eps)
+
+
 def on_the_edge(
     function: Function, arguments: Operands, parameters: Parameters, dtype: str
 ) -> bool:
     """Whether the reference returns on a copy of `arguments` nudged by the epsilon of `dtype`
     (zeros too), where it raises on `arguments` themselves: the edge of its domain (a matrix
     singular as its elements round), which a computation in `dtype` cannot tell from inside."""
-    eps = float(torch.finfo(getattr(torch, dtype)).eps)
+    eps = _epsilon(dtype)
     rng = np.random.default_rng(0)
     return any(
         _quietly(function, nudge(arguments, eps, rng, zeros=True), parameters) is not None
@@ -286,7 +291,7 @@ class _Run:
 
 def _runs(dtype: str) -> list[_Run]:
     """The runs that measure the rounding of `dtype` (module docstring, "Values")."""
-    eps = float(torch.finfo(getattr(torch, dtype)).eps)
+    eps = _epsilon(dtype)
     wider = np.longdouble if np.finfo(np.longdouble).eps < np.finfo(np.float64).eps else None
     # float32 emulates bfloat16 and float64, whose errors are the emulation's times the ratio of
     # the epsilons; long double checks float64.
@@ -380,7 +385,7 @@ def rounding_of(
         if low is not None and high is not None and low.shape == high.shape:
             error, dropped = _apart(low, high)
             largest, lost = np.maximum(largest, error), lost | dropped
-    eps = float(torch.finfo(getattr(torch, dtype)).eps)
+    eps = _epsilon(dtype)
     if ROOM * eps * _RandomlyRounded.condition >= 1:
         # ROOM times the first-order error of a stable inversion, condition * eps * |r|, would
         # exceed |r| itself: `dtype` keeps no digit of the call to compare, and the heavy tail
@@ -399,7 +404,7 @@ def _disagree(errors: list[float], scale: float, dtype: str) -> bool:
     input or result (below that, the tolerances and the room cover it)."""
     if not errors:
         return False  # every run refused its inputs: more runs would not agree or disagree
-    eps = float(torch.finfo(getattr(torch, dtype)).eps)
+    eps = _epsilon(dtype)
     worst = max(errors)
     return worst > DISAGREE * float(np.median(errors)) and worst > 16 * eps * scale
 
@@ -425,7 +430,7 @@ def room_for(
     function: Function, arguments: Operands, parameters: Parameters, expected: Any, dtype: str
 ) -> Room:
     """`ROOM` times the larger of the reference's sensitivity and its rounding in `dtype`."""
-    eps = float(torch.finfo(getattr(torch, dtype)).eps)
+    eps = _epsilon(dtype)
     want = to_numpy(expected)
     rng = np.random.default_rng(0)
     sensitivity = np.zeros(want.shape)
