@@ -307,6 +307,15 @@ def test_correct_contrastive_gradient_where_the_loss_is_flat(target: Target) -> 
 
 
 @parity.over(["torch"], ["float64"])
+def test_correct_contrastive_gradient_inside_the_clamp(target: Target) -> None:
+    # Zero rows against a row of 1.8e-29: within 1e-12 of a = 0, F.normalize's slope is 1e12 and
+    # the gradient for a[0, 0] is -4.1e-6, while any step moves the loss by less than its last bit.
+    a, b = np.zeros((3, 4)), np.zeros((3, 4))
+    b[0, 0] = 1.84472528e-29
+    parity.assert_gradient_matches_reference(contrastive, target, (a, b), {"temperature": 0.125})
+
+
+@parity.over(["torch"], ["float64"])
 def test_correct_refusal_of_an_edge_case(target: Target) -> None:
     # The reference refuses a 0-d x, and so does the port: on an edge case, that is the check.
     parity.assert_matches_reference(positive_only, target, (np.ones(()),))

@@ -150,10 +150,13 @@ of the interval spanned by the central difference `c` and the forward and backwa
   where it lies, within the allowed room, between the smallest and largest of them. At a
   smooth point they all agree, to `NEARBY` times the curvature, so a wrong gradient still
   fails. Elements are examined worst first; the first that neither explains fails the test.
-- an element the reference does not depend on at all (no term changes at either step, not
-  even by rounding): the port's gradient there may be its backward pass's rounding, magnified
-  by a gain inside it (InfoNCE of a zero row whose logits are all equal: F.normalize's slope
-  of 1/eps = 1e12 times the 1e-17 left of ``3 * (1/3) - 1``, 3.5e-6). It passes up to
+- an element the reference depends on no more than its own rounding shows (no term changes, at
+  either step, by more than its estimated rounding error): the port's gradient there may be its
+  backward pass's rounding magnified by a gain inside it (InfoNCE of a zero row whose logits are
+  all equal: F.normalize's slope of 1/eps = 1e12 times the 1e-17 left of ``3 * (1/3) - 1``,
+  3.5e-6), or a slope that holds only far closer than any step (the same zero row against a row
+  of 1.8e-29: 4.1e-6 inside F.normalize's clamp, at |x| < 1e-12, where the loss moves by less
+  than its last bit). It passes up to
   `FLAT_GAIN` times float64's epsilon times the largest weight (2.2e-3 of it), where a fake
   gradient (a straight-through estimator's 1 times the weight) still fails.
 
