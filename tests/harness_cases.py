@@ -5,7 +5,8 @@ Each algorithm is written as a researcher writes it (the NumPy reference, the Py
 JAX port where the case needs one), on the inputs where the harness once raised a false alarm.
 A test named ``test_correct_*`` must pass, ``test_bug_*`` (a realistic mistake in the port) must
 fail with a comparison, ``test_vacuous_*`` must fail because it compared nothing, and
-``test_excused_*`` must be skipped because its dtype cannot hold the problem.
+``test_excused_*`` must be skipped because its dtype cannot hold the problem, and
+``test_skipped_*`` skipped because its device cannot run the port (with the reason).
 """
 
 from __future__ import annotations
@@ -198,6 +199,16 @@ def positive_only(x: Any) -> Any:
     return torch.sqrt(x)
 
 
+def segment_mean(x: Any, ids: Any, segments: int = 3) -> Any:
+    """The mean of the rows of x that share an id, one row per segment (zeros where none)."""
+    if isinstance(x, np.ndarray):
+        sums = np.zeros((segments, x.shape[-1]))
+        np.add.at(sums, ids, x)
+        return sums / np.maximum(np.bincount(ids, minlength=segments), 1)[:, None]
+    sums = x.new_zeros(segments, x.shape[-1]).index_add(0, ids, x)
+    return sums / torch.bincount(ids, minlength=segments).clamp(min=1).to(x.dtype)[:, None]
+
+
 def _nearly_singular(seed: int) -> np.ndarray:
     """A 6x6 matrix of rank 3 plus noise of 1e-3: a aᵀ is positive definite, with a condition
     number far beyond float32's."""
@@ -245,6 +256,12 @@ def test_correct_logdet_of_singular_matrices(target: Target) -> None:
     zero_row = np.array([[1.0, 2.0, 0.5], [0.0, 0.0, 0.0]])
     for a in (zero_row, np.array([[-3.0, 1.0], [-1.5, 0.5]]), _nearly_singular(0)):
         parity.assert_matches_reference(logdet_gram, target, (a,))
+    # A batch of four matrices of two equal rows and one regular matrix: PyTorch's float64
+    # returns, and no copy nudged by float64's epsilon lands all four inside NumPy's domain at
+    # once; their condition numbers are beyond float64: the edge of the domain.
+    batch = np.full((5, 2, 3), 2.662156048756421)
+    batch[0, 0, :2] = -1e4, 1e4
+    parity.assert_matches_reference(logdet_gram, target, (batch,))
 
 
 @parity.over(["torch"], ["float64", "float32", "float16"])
@@ -402,6 +419,19 @@ def test_vacuous_vmap_of_refused_operands(target: Target) -> None:
 @parity.over(["torch"], ["float16"])
 def test_excused_cholesky_in_float16(target: Target) -> None:
     parity.assert_matches_reference(logdet_gram, target, (_nearly_singular(0),))
+
+
+@parity.over(parity.PORTS, ["float64"])
+def test_excused_logdet_gradient_of_a_tiny_row(target: Target) -> None:
+    # a aᵀ = 3e-319: its inverse, through which PyTorch's gradient goes, overflows to inf.
+    parity.assert_gradient_matches_reference(logdet_gram, target, (np.array([[5.43626043e-160]]),))
+
+
+@parity.over(["torch"], ["float32"], ["meta"])
+def test_skipped_segment_mean_without_a_meta_kernel(target: Target) -> None:
+    # torch.bincount has no meta kernel: the device is checked where a GPU runs the tests.
+    x, ids = np.ones((4, 2)), np.array([0, 2, 2, 1])
+    parity.assert_keeps_type_dtype_device(segment_mean, target, (x, ids))
 
 
 @parity.over(parity.PORTS, ["float32"])

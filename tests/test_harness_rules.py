@@ -91,10 +91,24 @@ def test_a_problem_beyond_the_dtype_is_excused_and_the_message_says_why(run: Run
             assert outcome.outcome == "passed", outcome.message
         for backend in ["torch", "jax"]:
             assert _named(run, f"test_correct_{name}[{backend}-float32").popitem()[1].compared == compared
-    for name, outcome in _named(run, "test_excused_").items():
+    reasons = {
+        "cholesky_in_float16": "a matrix that it inverts has condition number",
+        "ridge_singular_in_float32": "a matrix that it inverts has condition number",
+        "logdet_gradient_of_a_tiny_row": "its inverse is beyond float64's largest value",
+    }
+    assert {name.split("[")[0] for name in _named(run, "test_excused_")} == {f"test_excused_{c}" for c in reasons}
+    for case, reason in reasons.items():
+        for name, outcome in _named(run, f"test_excused_{case}[").items():
+            assert outcome.outcome == "skipped", f"{name}: {outcome.message}"
+            assert "this dtype cannot hold the problem" in outcome.message
+            assert reason in outcome.message, outcome.message
+
+
+def test_an_operation_without_a_meta_kernel_skips_and_says_where_the_device_is_checked(run: Run) -> None:
+    for name, outcome in _named(run, "test_skipped_").items():
         assert outcome.outcome == "skipped", f"{name}: {outcome.message}"
-        assert "this dtype cannot hold the problem" in outcome.message
-        assert "a matrix that it inverts has condition number" in outcome.message
+        assert "no meta kernel (aten::bincount" in outcome.message, outcome.message
+        assert "its GPU targets check the device" in outcome.message
 
 
 def test_planted_bugs_still_fail_with_a_comparison(run: Run) -> None:

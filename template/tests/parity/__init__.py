@@ -17,7 +17,9 @@ here:
 - `assert_matches_reference()`: the target's result against the float64 NumPy reference computed
   from the very same (rounded) inputs: array type, dtype, device, shape, then values.
 - `assert_keeps_type_dtype_device()`: the same checks without values, for PyTorch's ``meta``
-  device (tensors without data), which shows device mix-ups without a GPU.
+  device (tensors without data), which shows device mix-ups without a GPU. A port that calls an
+  operation with no meta kernel (``bincount``, ``nonzero``: their shapes depend on the values)
+  is skipped there, with the reason; a copy out of a meta tensor (a stray ``.cpu()``) fails.
 - `assert_gradient_matches_reference()`: the gradient with respect to every floating operand
   against finite differences of the NumPy reference: NumPy is the spec for gradients too.
 - `assert_compiled_matches_eager()`, `assert_vmap_matches_loop()`: compiled and batched code
@@ -40,8 +42,9 @@ The same rules in every helper
   A result that holds a NaN refuses as raising does: JAX's compiled code cannot raise, and its
   linear algebra answers NaN where NumPy's raises (so does the mean of nothing: PyTorch's
   cross-entropy of an empty batch). And at the edge of the reference's domain, where it raises
-  on the inputs but returns on a copy nudged by the target dtype's epsilon (a matrix singular
-  as its elements round), a port may return: its dtype cannot see the edge; nothing is compared.
+  on the inputs but returns on a copy nudged by the target dtype's epsilon, or inverts on the
+  way a matrix beyond that dtype (below: a matrix singular as its elements round), a port may
+  return: its dtype cannot see the edge; nothing is compared.
 - No call may change its operands in place: every helper compares them before and after each
   call, the reference's included, and names the operand that changed.
 - Warnings about values (`NUMERIC_WARNINGS`: NumPy's floating-point ones, PyTorch's on a
@@ -105,9 +108,11 @@ A result `r` of a target with dtype `d` matches the float64 reference `e` elemen
   whose condition number is at least ``1 / (ROOM * eps)`` of `d`, ROOM times the first-order
   error of a stable inversion (condition number times eps times the result) exceeds the result:
   `d` keeps no digit of the call, and its error has no bound beyond that (PyTorch's float32
-  ridge regression answers -1114 where the reference gives 90; JAX's, NaN). The call is not
-  compared, whatever the port answers or raises; the test notes the reason, and a test that
-  compared nothing else is skipped with it.
+  ridge regression answers -1114 where the reference gives 90; JAX's, NaN). So too where the
+  matrix's inverse is beyond `d`'s largest value (a Gram matrix of a row of 1e-160 is 3e-319:
+  a gradient through its inverse overflows in any port). The call is not compared, whatever
+  the port answers or raises, its gradient included; the test notes the reason, and a test
+  that compared nothing else is skipped with it.
 
 Gradients
 ---------

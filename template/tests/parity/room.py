@@ -155,15 +155,41 @@ def _epsilon(dtype: str) -> float:
 def on_the_edge(
     function: Function, arguments: Operands, parameters: Parameters, dtype: str
 ) -> bool:
-    """Whether the reference returns on a copy of `arguments` nudged by the epsilon of `dtype`
-    (zeros too), where it raises on `arguments` themselves: the edge of its domain (a matrix
-    singular as its elements round), which a computation in `dtype` cannot tell from inside."""
+    """Whether the reference, which raises on `arguments`, does so at the edge of its domain,
+    which a computation in `dtype` cannot tell from inside: a matrix it inverts on the way is
+    beyond `dtype` (`_inverted_beyond`: a matrix singular as its elements round), or it returns
+    on a copy of `arguments` nudged by the epsilon of `dtype` (zeros too)."""
+    exact = _randomly_rounded(0.0)  # no rounding: only the inverted matrices are noted
+    _RandomlyRounded.forget_matrices()
+    noted = [exact(value) if value.dtype.kind == "f" else value for value in arguments]
+    _quietly(function, noted, parameters)
+    if _inverted_beyond(dtype):
+        return True
     eps = _epsilon(dtype)
     rng = np.random.default_rng(0)
     return any(
         _quietly(function, nudge(arguments, eps, rng, zeros=True), parameters) is not None
         for _ in range(ROUNDINGS_AT_MOST)  # each matrix of a batch must land inside at once
     )
+
+
+def _inverted_beyond(dtype: str) -> str:
+    """Why the reference's runs since `forget_matrices` inverted a matrix that `dtype` cannot
+    hold ("": they did not): ROOM times the first-order error of a stable inversion, condition *
+    eps * |r|, would exceed |r|; or its inverse, which a gradient goes through, is beyond the
+    dtype's largest value (a product of tiny numbers, such as a Gram matrix of 1e-160)."""
+    eps, largest = _epsilon(dtype), float(torch.finfo(getattr(torch, dtype)).max)
+    if ROOM * eps * _RandomlyRounded.condition >= 1:
+        return (
+            f"a matrix that it inverts has condition number {_RandomlyRounded.condition:.2g}, "
+            f"beyond {dtype}'s 1 / (ROOM * eps) = {1 / (ROOM * eps):.2g}"
+        )
+    if _RandomlyRounded.smallest * largest < 1:
+        return (
+            "a matrix that it inverts has smallest singular value "
+            f"{_RandomlyRounded.smallest:.2g}: its inverse is beyond {dtype}'s largest value"
+        )
+    return ""
 
 
 def as_float64(result: Any) -> NDArray[np.float64]:
@@ -216,11 +242,18 @@ class _RandomlyRounded(np.ndarray):
 
     eps: ClassVar[float] = 0.0
     rng: ClassVar[np.random.Generator] = np.random.default_rng(2)
-    #: The largest condition number of a matrix that the runs inverted (`_INVERTED`); 0: none.
+    #: The largest condition number and the smallest singular value of the matrices that the
+    #: runs inverted (`_INVERTED`).
     condition: ClassVar[float] = 0.0
+    smallest: ClassVar[float] = np.inf
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         return _rounded(_randomly, ufunc, method, inputs, kwargs)
+
+    @classmethod
+    def forget_matrices(cls) -> None:
+        """Start noting inverted matrices afresh."""
+        cls.condition, cls.smallest = 0.0, np.inf
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         """A factorisation (LAPACK: `solve`, `cholesky`, `eigh`, ...) is backward stable in norm
@@ -234,8 +267,12 @@ class _RandomlyRounded(np.ndarray):
         with np.errstate(invalid="ignore"):
             scale = np.nan_to_num(np.max(np.abs(matrix), axis=(-2, -1), keepdims=True, initial=0))
             if func.__name__ in _INVERTED and matrix.size and np.isfinite(matrix).all():
-                condition = float(np.max(np.linalg.cond(matrix), initial=1.0))
+                values = np.linalg.svd(matrix, compute_uv=False)  # largest first
+                with np.errstate(divide="ignore"):
+                    condition = float(np.max(values[..., 0] / values[..., -1]))
                 _RandomlyRounded.condition = max(_RandomlyRounded.condition, condition)
+                smallest = float(np.min(values[..., -1]))
+                _RandomlyRounded.smallest = min(_RandomlyRounded.smallest, smallest)
         moved = matrix + _RandomlyRounded.eps * scale * _RandomlyRounded.rng.uniform(
             -1, 1, matrix.shape
         )
@@ -330,7 +367,7 @@ def rounding_of(
     cannot hold the computation, where a run in it raises or keeps no correct digit."""
     rng = np.random.default_rng(1)
     _RandomlyRounded.rng = np.random.default_rng(2)
-    _RandomlyRounded.condition = 0.0
+    _RandomlyRounded.forget_matrices()
     largest = np.zeros(())
     lost = np.zeros((), dtype=bool)
     errors: list[float] = []  # each run's largest error
@@ -385,16 +422,12 @@ def rounding_of(
         if low is not None and high is not None and low.shape == high.shape:
             error, dropped = _apart(low, high)
             largest, lost = np.maximum(largest, error), lost | dropped
-    eps = _epsilon(dtype)
-    if ROOM * eps * _RandomlyRounded.condition >= 1:
-        # ROOM times the first-order error of a stable inversion, condition * eps * |r|, would
-        # exceed |r| itself: `dtype` keeps no digit of the call to compare, and the heavy tail
-        # of its error beyond that is no bound at all.
+    beyond = _inverted_beyond(dtype)
+    if beyond:
+        # `dtype` keeps no digit of the call to compare, and the heavy tail of its error beyond
+        # that is no bound at all.
         lost = np.ones((), dtype=bool)
-        broken = (
-            f"a matrix that it inverts has condition number {_RandomlyRounded.condition:.2g}, "
-            f"beyond {dtype}'s 1 / (ROOM * eps) = {1 / (ROOM * eps):.2g}"
-        )
+        broken = beyond
     return Room(largest, lost, broken)
 
 
