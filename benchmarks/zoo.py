@@ -119,6 +119,8 @@ def measure(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
             "seconds": time.perf_counter() - start,
         }
         _log(f"{profile}: {len(failures)} false alarms in {len(seeds) * len(names)} runs")
+        for run, report in failures.items():
+            _log(f"{profile} false alarm, seed/algorithm {run}: {report[:200]}")
     _log("planted bugs")
     start = time.perf_counter()
     results["bugs"] = caught_bugs(repo, algorithms, base, scratch / "bugs")
@@ -167,6 +169,8 @@ def markdown(results: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.output:  # fail now, not after an hour of runs
+        args.output.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="zoo-") as scratch:
         results = measure(args, Path(scratch))
     text = markdown(results)

@@ -274,6 +274,14 @@ def test_correct_group_norm_with_one_value_per_group(target: Target) -> None:
 
 
 @parity.over(parity.PORTS, ["float64"])
+def test_correct_logdet_gradient_of_a_tiny_matrix(target: Target) -> None:
+    # 2 (a aᵀ)⁻¹ a: elements of 8.8e130 and, where the exact gradient is 0, PyTorch's 2e115 (one
+    # epsilon of them, the backward pass's rounding). No step can resolve slopes at this scale.
+    pattern = np.array([[1.0, 1.0, 1.0], [0.0, 1.0, 1.0], [1.0, 0.0, 1.0]])
+    parity.assert_gradient_matches_reference(logdet_gram, target, (2.853626018006007e-132 * pattern,))
+
+
+@parity.over(parity.PORTS, ["float64"])
 def test_correct_wasserstein_gradient_at_ties(target: Target) -> None:
     # Autodiff pairs the tied u with v in one order, and takes one side of |0|: a valid
     # subgradient outside each element's own one-sided differences.

@@ -123,13 +123,19 @@ part of the allowed room: the port's gradient `g` matches where it lies within
 
     atol + rtol * |c| + DIFFERENCE_SAFETY * (|c - c2| + rounding / h)
 
-of the interval spanned by the central difference `c` and the forward and backward differences:
+of the interval spanned by the central difference `c` and the forward and backward differences,
+widened on each side by ``ROOM * eps * max|g|``:
 
 - ``|c - c2|``, the central difference with step h against the one with step 2h: their
   truncation error (three times c's for a smooth function), and a sample of their rounding error;
 - ``rounding / h``: the rounding error of the terms ``w * f`` that the step changes (epsilon times
   ``|w * f|``, plus the reference's own rounding estimated as for values), divided by the step:
   each term is differenced before the sum, so the terms the element does not reach add no error;
+- ``ROOM * eps * max|g|``: the port's own backward rounding, `ROOM` times float64's epsilon
+  times the largest element of its gradient for that operand: an element may sum terms that
+  large (the gradient of log det(A Aᵀ), 2 (A Aᵀ)⁻¹ A, at A of elements 3e-132: elements of
+  8.8e130 and, where the exact value is 0, 2e115, one epsilon of them). It is 3e-14 of the
+  largest element: a wrong gradient is off by more;
 - the one-sided differences: at a kink or a tie (``abs`` or ReLU at 0, equal values in a max), any
   value between the slopes on either side is a correct gradient (a subgradient), and ports differ
   there (``jax.grad(jnp.abs)(0.0)`` is 1, PyTorch's is 0, the central difference gives 0). For a
