@@ -279,6 +279,8 @@ def parse_operand(spec: str) -> tuple[str, str, str | None]:
             problem = f"{character!r} at position {position} of {axes!r} is not a letter a-z"
         elif letters.count(character) > 1:
             problem = f"the letter {character!r} appears twice in {axes!r}"
+            square = f"'{name}:...{character}m' and --size 'm: {character}..{character}'"
+            how += f"; a square matrix: {square}"
         else:
             continue
         msg = f"operand {spec!r}: {problem}; {how}"

@@ -3,11 +3,10 @@ test, the numbers its rules use (tolerances, room, steps), and how it calls a fu
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import re
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,30 +155,38 @@ def count_call(outcome: str, reason: str = "") -> None:
         TALLY.excused.append(reason)
 
 
-@contextlib.contextmanager
-def tallied(item: pytest.Item) -> Iterator[None]:
+class tallied:
     """Around one test's call (conftest.py): count what the harness compares, note the count as
     the test's ``compared`` property (pytest -v shows it, JUnit XML keeps it), and fail a test
     that called the harness but compared nothing; skip it, with the reason, where only the
-    target's dtype stood in the way."""
-    __tracebackhide__ = True
-    global TALLY  # noqa: PLW0603 - one test at a time, as pytest runs them
-    TALLY = Tally()
-    with contextlib.suppress(Unsatisfiable):  # every draw refused: the message below says so
-        yield
-    if not TALLY.calls:
-        return  # a test of the reference alone, or of the rejection of bad inputs
-    item.user_properties.append(("compared", TALLY.compared))
-    if TALLY.compared:
-        return
-    if TALLY.excused:
-        pytest.skip(f"nothing compared: {TALLY.excused[0]}; this dtype cannot hold the problem")
-    pytest.fail(
-        f"this test compared nothing: the NumPy reference refused every input it was given "
-        f"({TALLY.refused} calls; the port refused them too). Its inputs are outside what the "
-        "reference accepts: check the test's SPEC (shapes, sides, values), the parameters its "
-        "draw() gives, or the fixed operands, and call the reference on one of them to see why."
-    )
+    target's dtype stood in the way. A class, not a generator: its skip then points at
+    conftest.py, not at contextlib."""
+
+    def __init__(self, item: pytest.Item) -> None:
+        self.item = item
+
+    def __enter__(self) -> None:
+        global TALLY  # noqa: PLW0603 - one test at a time, as pytest runs them
+        TALLY = Tally()
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> bool:
+        __tracebackhide__ = True
+        if kind is not None and not issubclass(kind, Unsatisfiable):
+            return False  # the test's own failure
+        # Every draw refused (Unsatisfiable) is swallowed: the message below says so.
+        if not TALLY.calls:
+            return True  # a test of the reference alone, or of the rejection of bad inputs
+        self.item.user_properties.append(("compared", TALLY.compared))
+        if TALLY.compared:
+            return True
+        if TALLY.excused:
+            pytest.skip(f"nothing compared: {TALLY.excused[0]}; this dtype cannot hold the problem")
+        pytest.fail(
+            f"this test compared nothing: the NumPy reference refused every input it was given "
+            f"({TALLY.refused} calls; the port refused them too). Its inputs are outside what the "
+            "reference accepts: check the test's SPEC (shapes, sides, values), the parameters its "
+            "draw() gives, or the fixed operands, and call the reference on one of them to see why."
+        )
 
 
 def teststatus(
