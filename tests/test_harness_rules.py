@@ -93,15 +93,25 @@ def test_a_problem_beyond_the_dtype_is_excused_and_the_message_says_why(run: Run
             assert _named(run, f"test_correct_{name}[{backend}-float32").popitem()[1].compared == compared
     reasons = {
         "cholesky_in_float16": "a matrix that it inverts has condition number",
-        "ridge_singular_in_float32": "a matrix that it inverts has condition number",
         "logdet_gradient_of_a_tiny_row": "its inverse is beyond float64's largest value",
     }
     assert {name.split("[")[0] for name in _named(run, "test_excused_")} == {f"test_excused_{c}" for c in reasons}
     for case, reason in reasons.items():
         for name, outcome in _named(run, f"test_excused_{case}[").items():
             assert outcome.outcome == "skipped", f"{name}: {outcome.message}"
-            assert "this dtype cannot hold the problem" in outcome.message
+            assert "SPEC.cannot_hold[" in outcome.message, outcome.message
             assert reason in outcome.message, outcome.message
+    # Not declared for float32: a test that compared nothing there fails, and says what to declare.
+    for name, outcome in _named(run, "test_unheld_ridge_singular_in_float32[").items():
+        assert outcome.outcome == "failure", f"{name}: {outcome.outcome}"
+        assert "a matrix that it inverts has condition number" in outcome.message, outcome.message
+        assert "cannot_hold={'float32': " in outcome.message, outcome.message
+
+
+def test_a_float64_disagreement_as_small_as_a_librarys_names_the_tolerance_that_accepts_it(run: Run) -> None:
+    (outcome,) = _named(run, "test_bug_sine_as_exact_as_a_library").values()
+    assert outcome.outcome == "failure"
+    assert 'TOLERANCES: dict[str, Tolerance] = {"float64": Tolerance(rtol=4e-09, atol=1e-12)}' in outcome.message
 
 
 def test_an_operation_without_a_meta_kernel_skips_and_says_where_the_device_is_checked(run: Run) -> None:
@@ -141,3 +151,14 @@ def test_a_module_that_fails_to_import_is_an_error_not_a_crash(rendered: Render,
     assert result.returncode == pytest.ExitCode.INTERRUPTED, output
     assert "ERROR tests/test_broken.py" in output
     assert "No module named 'a_module_that_is_not_installed'" in output
+
+
+def test_draws_honour_open_ends_and_holes_in_every_dtype(run: Run) -> None:
+    # Each case asserts that no draw, as its target's dtype rounds it, lies on an excluded end or
+    # in a hole; here, that they ran, in every dtype, and compared.
+    for case in ["reciprocal_away_from_zero", "log_on_an_open_interval", "log_at_the_ends_of_an_open_interval"]:
+        found = _named(run, f"test_correct_{case}[")
+        assert {name.split("-")[1] for name in found} == {"float64", "float32", "float16", "bfloat16"}, found
+        for name, outcome in found.items():
+            assert outcome.outcome == "passed", f"{name}: {outcome.message}"
+            assert outcome.compared, f"{name} compared nothing"

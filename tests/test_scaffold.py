@@ -78,6 +78,7 @@ REFUSED = [
     (["rotary", "x:...d", "--size", "d: multiple of 0"], "'0' is not a bound"),
     (["rotary", "x:...d", "--size", "d: multiple of g", "--param", "g: float = 2.0"], "'g' is neither a letter"),
     (["rotary", "x:...d", "--size", "d: even", "--size", "d: multiple of 4"], "'d' has such a rule already"),
+    (["floor_div", "x", "--no-gradient", " "], "--no-gradient needs the reason the ports have no derivative"),
 ]
 
 
@@ -150,6 +151,44 @@ def test_export_keeps_every_line_of_the_user_s_init(
 def test_help_shows_a_complete_example(rendered: Render) -> None:
     shown = new_algorithm(rendered("cookiecutter", SPLIT_JAX), "--help").stdout
     assert "new_algorithm.py attention q:...ld k:...sd v:...se --param 'scale: float | None = None'" in shown
+
+
+NO_GRADIENT = [
+    "torch.floor_divide returns no graph",
+    # Quotes, a backslash, a dollar (the skeleton is a string.Template), letters beyond ASCII, and
+    # more than fits on a line: written in pieces, each within ruff's line length.
+    'torch.special.bessel_j0 "returns" no graph \\ (costs $0); Bessel\'s J₀ ' + "is smooth, " * 12,
+]
+
+
+@pytest.mark.parametrize("reason", NO_GRADIENT, ids=["short", "long-and-quoted"])
+def test_no_gradient_writes_the_reason_into_the_spec(rendered: Render, tmp_path: Path, reason: str) -> None:
+    repo = Path(shutil.copytree(rendered("cookiecutter", SPLIT_JAX), tmp_path / "repo"))
+    result = new_algorithm(repo, "bessel_j0", "x", "--no-gradient", reason)
+    assert result.returncode == 0, result.stderr
+    test = repo / "tests" / "test_bessel_j0.py"
+    spec = next(
+        node.value
+        for node in ast.walk(ast.parse(test.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["SPEC"]
+    )
+    assert isinstance(spec, ast.Call)
+    declared = {keyword.arg: keyword.value for keyword in spec.keywords}
+    assert ast.literal_eval(declared["no_gradient"]) == reason.strip()
+    run([BIN / "ruff", "check", "--no-cache", "."], cwd=repo)
+    run([BIN / "ruff", "format", "--check", "--no-cache", "."], cwd=repo)
+    # The module imports (its Spec accepts the field), and its tests are collected.
+    collected = pytest_in(repo, "--collect-only", "-q", "tests/test_bessel_j0.py")
+    assert collected.returncode == 0, collected.stdout + collected.stderr
+    # Without the option, no such field.
+    assert new_algorithm(repo, "bessel_j1", "x").returncode == 0
+    assert "    no_gradient=" not in (repo / "tests" / "test_bessel_j1.py").read_text(encoding="utf-8")
+
+
+def test_help_documents_no_gradient(rendered: Render) -> None:
+    shown = " ".join(new_algorithm(rendered("cookiecutter", SPLIT_JAX), "--help").stdout.split())
+    assert "--no-gradient REASON" in shown
+    assert 'written into the SPEC as no_gradient="REASON"; its gradient tests then skip with it' in shown
 
 
 def defined_functions(paths: list[Path]) -> list[str]:

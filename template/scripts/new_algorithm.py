@@ -19,6 +19,12 @@ is drawn first, from 1 to 3, and the fixed inputs use its default.
 
     python scripts/new_algorithm.py cross_entropy logits:...c 'labels:...:int<c'
     python scripts/new_algorithm.py rotary x:...d --size 'd: even'
+
+Where the ports have no derivative (``torch.floor_divide``, ``heaviside``, PyTorch's Bessel
+functions return results without a graph), ``--no-gradient REASON`` writes
+``no_gradient="REASON"`` into the test's `Spec`: its gradient tests skip with that reason.
+
+    python scripts/new_algorithm.py bessel_j0 x --no-gradient 'torch.special.bessel_j0 has none'
  This creates `attention` in the package,
 laid out as `softmax` is (the public `attention`, then one private implementation per backend:
 `_attention_numpy`, the reference, and the ports), tests/test_attention.py, and exports
@@ -120,6 +126,9 @@ INTEGER_HIGH = "10"
 ARRAY_API = ("AnyArray", "array_api_floats({0})")
 SHARED_TYPES = "numpy.ndarray or another Array API array (torch.Tensor, ...)"
 ANSWERS = ROOT / ".copier-answers.yml"
+# The generated code's line length (ruff's, in pyproject.toml): a --no-gradient reason too long
+# for one line of the SPEC is written in pieces, each on a line of its own.
+LINE_LENGTH = 100
 EXAMPLE = "attention q:...ld k:...sd v:...se --param 'scale: float | None = None'"
 
 
@@ -521,6 +530,39 @@ def private_function(
     return text.rstrip("\n")
 
 
+def no_gradient_field(reason: str) -> str:
+    """The lines of the SPEC that declare `reason` (none where it is empty): its text quoted as
+    JSON, a valid Python string, in pieces where one line would pass the line length."""
+    if not reason:
+        return ""
+    line = f"    no_gradient={json.dumps(reason)},"
+    if len(line) <= LINE_LENGTH:
+        return f"{line}\n"
+    width = LINE_LENGTH - len("        ")
+    pieces: list[str] = []
+    for word in re.findall(r"\S*\s*", reason):
+        for part in [word] if len(json.dumps(word)) <= width else list(word):
+            if pieces and len(json.dumps(pieces[-1] + part)) <= width:
+                pieces[-1] += part
+            elif part:
+                pieces.append(part)
+    lines = "".join(f"        {json.dumps(piece)}\n" for piece in pieces)
+    return f"    no_gradient=(\n{lines}    ),\n"
+
+
+def check_no_gradient(reason: str | None) -> str:
+    """`reason`, as typed after --no-gradient, stripped; refused where it says nothing."""
+    if reason is None:
+        return ""
+    if not reason.strip():
+        msg = (
+            "--no-gradient needs the reason the ports have no derivative, e.g. "
+            "--no-gradient 'torch.floor_divide returns no graph'"
+        )
+        raise Refused(msg)
+    return reason.strip()
+
+
 def literal(bound: str) -> str:
     """`bound` as Python source: a number as it is, a letter or a parameter as a string."""
     return bound if bound.isdigit() else json.dumps(bound)
@@ -533,10 +575,12 @@ def test_module(
     parameters: list[Parameter],
     constraints: Constraints,
     shared: bool,
+    no_gradient: str,
 ) -> str:
     """The test module: what it draws, filled in; the tests themselves, from the skeleton; with
     `shared`, on every Array API library (`parity.ARRAY_API`). A parameter that a bound names is
-    drawn before the operands, which depend on it; the fixed operands use its default."""
+    drawn before the operands, which depend on it; the fixed operands use its default.
+    `no_gradient`: why the ports have no derivative (--no-gradient), declared in the SPEC."""
     first = next(iter(operands))
     letters = "".join(axes.removeprefix("...") for axes in operands.values())
     tied = constraints.parameters(letters)
@@ -590,6 +634,7 @@ def test_module(
         differentiable='["torch", "jax"]' if shared else "parity.PORTS",
         compiled='["torch"]' if shared else "parity.PORTS",  # JAX's calls run through jax.jit
         refused_by=", backends=parity.ARRAY_API" if shared else "",
+        no_gradient=no_gradient_field(no_gradient),
     )
 
 
@@ -618,9 +663,11 @@ def files(
     parameters: list[Parameter],
     constraints: Constraints,
     shared: bool,
+    no_gradient: str = "",
 ) -> dict[Path, str]:
     """The new files and their text, in this repo's layout; `operands` maps each operand's name
-    to its axes; `shared`: the reference and one Array API implementation (--array-api)."""
+    to its axes; `shared`: the reference and one Array API implementation (--array-api);
+    `no_gradient`: why the ports have no derivative (--no-gradient)."""
     names = list(operands)
     integers = constraints.integers
     public = public_function(repo, name, names, parameters, integers, shared)
@@ -646,7 +693,7 @@ def files(
         for backend, text in private.items():
             path = repo.source / name / f"{backend}_impl.py"
             module[path] = skeleton(f"{backend}_impl.py.tmpl", **fields, body=text)
-    test = test_module(repo, name, operands, parameters, constraints, shared)
+    test = test_module(repo, name, operands, parameters, constraints, shared, no_gradient)
     return {**module, TESTS / f"test_{name}.py": test}
 
 
@@ -727,10 +774,12 @@ def main(argv: list[str] | None = None) -> int:
         "exported from the package, and its tests.",
         epilog="examples: attention with three operands and an optional parameter; a loss of\n"
         "logits and integer labels below their number of classes; rotary embeddings of an\n"
-        "even number of features\n"
+        "even number of features; a function whose ports have no derivative\n"
         f"  python scripts/new_algorithm.py {EXAMPLE}\n"
         "  python scripts/new_algorithm.py cross_entropy logits:...c 'labels:...:int<c'\n"
-        "  python scripts/new_algorithm.py rotary x:...d --size 'd: even'",
+        "  python scripts/new_algorithm.py rotary x:...d --size 'd: even'\n"
+        "  python scripts/new_algorithm.py bessel_j0 x --no-gradient 'torch.special.bessel_j0 "
+        "has none'",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("name", help="the function's name, a lower-case identifier: attention")
@@ -763,6 +812,13 @@ def main(argv: list[str] | None = None) -> int:
         help="one shared implementation for every array library but NumPy (PyTorch, JAX, ...), "
         "written against the Array API standard, instead of one port per backend",
     )
+    parser.add_argument(
+        "--no-gradient",
+        metavar="REASON",
+        help="the ports have no derivative, for this REASON (torch.floor_divide, heaviside, "
+        "torch.special.bessel_j0 return no graph): written into the SPEC as "
+        'no_gradient="REASON"; its gradient tests then skip with it',
+    )
     arguments = parser.parse_args(argv)
     repo = Repo.read()
     try:
@@ -774,11 +830,13 @@ def main(argv: list[str] | None = None) -> int:
             parse_size(spec, constraints)
         check_signature(repo, arguments.name, [name for name, _, _ in parsed], parameters)
         check_constraints(constraints, operands, parameters, arguments.array_api)
+        no_gradient = check_no_gradient(arguments.no_gradient)
     except Refused as refused:
         parser.error(str(refused))
     name = arguments.name
     shared = arguments.array_api
-    written = files(repo, name, operands, parameters, constraints, shared) | docs_page(repo, name)
+    written = files(repo, name, operands, parameters, constraints, shared, no_gradient)
+    written |= docs_page(repo, name)
     # Everything written before anything is printed: output cut short (`| head`, a closed
     # terminal) cannot leave the algorithm half made.
     for path, text in written.items():

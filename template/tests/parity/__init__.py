@@ -9,11 +9,17 @@ here:
   target whose device is missing (or fails it, with ``--require-device``).
 - `Spec`, `operands()`, `edge_operands()`, `sized_operands()`: the inputs a `Spec` allows, drawn
   by hypothesis or fixed; `arrays()`, `integers()`, `labels()`, `log_uniform()` for the rest.
-  Besides shapes and value ranges, a `Spec` states the constraints of an algorithm: operands of
+  Values are ``(low, high)`` or intervals with open ends and holes (``"(0, 10]"``, ``"[-10,
+  -0.5] | [0.5, 10]"``), honoured by every draw after rounding to the target's dtype; with
+  ``extremes``, each call first draws whether it holds extreme values, so about half are
+  ordinary. Besides shapes and values, a `Spec` states the constraints of an algorithm: operands of
   integers and their range (``integers={"labels": (0, "c")}``, labels below C), sizes that are
   multiples (``multiples={"d": 2}`` even, ``{"c": "groups"}`` of a parameter) or a multiple of
   another letter (``sides={"e": ("3h", "3h")}``), and the dtypes its ports support (``dtypes``:
-  the others' tests are skipped, with the reason). JAX's fixed sizes honour them too.
+  the others' tests are skipped, with the reason). JAX's fixed sizes honour them too. It also
+  declares why the ports have no derivative (``no_gradient``: the gradient tests skip) and which
+  dtypes cannot hold the problem for some draws (``cannot_hold``: a test there that compared
+  nothing skips, naming it).
 - `assert_matches_reference()`: the target's result against the float64 NumPy reference computed
   from the very same (rounded) inputs: array type, dtype, device, shape, then values.
 - `assert_keeps_type_dtype_device()`: the same checks without values, for PyTorch's ``meta``
@@ -92,6 +98,17 @@ A result `r` of a target with dtype `d` matches the float64 reference `e` elemen
   compute another way than the reference (an FFT for a sum, a blocked matrix product), backward
   stable in norm only, so an element the reference gets exactly (a sum of zero terms) may carry
   the epsilon of `d` times the size of the other elements it mixes in.
+- A jump at a signed zero: where an input is 0, the reference also runs with each zero moved
+  within the rounding of `d` (either sign, up to its smallest subnormal), and a port's element
+  that matches one of those results passes (NumPy's ``angle(-0.0)`` is pi, PyTorch's 0, and in
+  float16 a small negative input rounds to -0.0). A jump elsewhere within the rounding of `d`
+  shows in the sensitivity above.
+- A room that overflows (an element near float64's largest value: 1/x at 1e-308) holds no
+  digit of the element: it is not compared. The harness's own arithmetic runs with NumPy's
+  floating-point warnings off (``np.errstate``): what it computes from a port's inf and NaN is
+  read by these rules, never raised as a warning that ``filterwarnings = error`` would turn into
+  a failure. A reference may return a NumPy scalar (a ufunc on a 0-d array does): it is read as
+  a 0-d array, and 0-d operands stay arrays in every helper.
 - What `d` cannot hold is not the port's error: where the exact result overflows `d` (beyond its
   largest finite value, give or take the room), the port's infinity of the same sign matches;
   where the reference run in `d` itself loses an element (inf or NaN where the float64 result is
@@ -141,11 +158,22 @@ widened on each side by ``ROOM * eps * max|g|``:
   there (``jax.grad(jnp.abs)(0.0)`` is 1, PyTorch's is 0, the central difference gives 0). For a
   smooth function those slopes differ by about ``h * |f''|``, so a wrong gradient still fails.
 - a feature closer to x than the step (a clip to a tiny interval; a sine faster than the step;
-  an ``eps`` of 1e-12 in a norm): where `g` lies outside, the one-sided differences are taken
-  again with steps of h/10, h/100, ..., at most `FINER_STEPS` times, as long as that rounding
-  error over the step stays within the allowed room, 1e-3 of the slopes or a 16th of `g`'s
-  distance from them; `g` matches where it lies between them at one of those steps, within the
-  allowed room and 4 times that rounding error.
+  an ``eps`` of 1e-12 in a norm; a pole; a period): where `g` lies outside, the one-sided
+  differences are taken again on a bounded ladder of finer steps: h/10, h/100, ...
+  (`FINER_STEPS` times); where 0 < |x| < h, steps of `DIFFERENCE_STEP` times |x| itself (1/x at
+  4e-269, whose every step of 6e-6 crosses the pole at 0); then steps 1e4 times smaller each,
+  down to float64's smallest normal number (``fmod(x, 1e-24)`` at x = 0: each step of 6e-6
+  spans 6e18 periods and measures about 0, while the slope is 1). The ladder goes on while that
+  rounding error over the step stays within the allowed room, 1e-3 of the slopes or a 16th of
+  `g`'s distance from them; beyond that, the reference computes in long double (where NumPy's
+  is wider than float64 and the reference keeps it: SciPy's functions do not), which measures
+  a slope inside F.normalize's clamp of 1e-12 that float64 differences cannot see. `g` matches
+  where it lies between the one-sided differences at one of those steps, within the allowed
+  room and 4 times that rounding error; an infinite `g` matches where the exact slope is beyond
+  float64 (both one-sided differences of its sign, within `ROOM` of float64's largest value:
+  1/x at 4e-269 has the slope -6e536), as a backward pass that squares the result overflows.
+  Where every step of the ladder straddles a pole or a jump (the one-sided slopes' gap grows
+  as the step shrinks, to the ladder's end), no step measures anything: any `g` passes there.
 - a kink in the element itself, where those finer one-sided differences stay apart (their gap,
   less the allowed room, shrinks by less than half over a hundredfold smaller step; a smooth
   function's shrinks a hundredfold): no derivative exists there, and autodiff returns one side
@@ -161,15 +189,19 @@ widened on each side by ``ROOM * eps * max|g|``:
   where it lies, within the allowed room, between the smallest and largest of them. At a
   smooth point they all agree, to `NEARBY` times the curvature, so a wrong gradient still
   fails. Elements are examined worst first; the first that neither explains fails the test.
-- an element the reference depends on no more than its own rounding shows (no term changes, at
-  either step, by more than its estimated rounding error): the port's gradient there may be its
-  backward pass's rounding magnified by a gain inside it (InfoNCE of a zero row whose logits are
-  all equal: F.normalize's slope of 1/eps = 1e12 times the 1e-17 left of ``3 * (1/3) - 1``,
-  3.5e-6), or a slope that holds only far closer than any step (the same zero row against a row
-  of 1.8e-29: 4.1e-6 inside F.normalize's clamp, at |x| < 1e-12, where the loss moves by less
-  than its last bit). It passes up to
-  `FLAT_GAIN` times float64's epsilon times the largest weight (2.2e-3 of it), where a fake
-  gradient (a straight-through estimator's 1 times the weight) still fails.
+- an element the reference depends on no more than its own rounding shows, at every step of
+  that ladder, in long double too (no term changes by more than its estimated rounding error):
+  the port's gradient there may be its backward pass's rounding magnified by a gain inside it
+  (InfoNCE of a zero row whose logits are all equal: F.normalize's slope of 1/eps = 1e12 times
+  the 1e-17 left of ``3 * (1/3) - 1``, 3.5e-6). It passes up to `FLAT_GAIN` times float64's
+  epsilon times the largest weight (2.2e-3 of it), where a fake gradient (a straight-through
+  estimator's 1 times the weight) still fails. A slope that holds only closer than every step
+  (the same zero row against a row of 1e-24: 0.0222 inside the clamp) is measured on the
+  ladder, not capped.
+- a function without a derivative (``torch.floor_divide``, ``heaviside``; torch.special's Bessel
+  functions return results without a graph): the test module's ``SPEC`` declares it,
+  ``no_gradient="why"``, and its gradient tests skip with that reason; a port whose backward
+  raises, or whose gradient is missing, is told so in its failure message.
 
 Gradients are taken where no floating operand is subnormal: such elements become 0 first. A
 subnormal holds as few as one significant bit, and a backward formula that divides a product by
@@ -194,11 +226,14 @@ another drawn in its place, so that a narrow domain (Cholesky's positive definit
 draws that repeat values) still gets its examples compared. Where every call of a test compared
 nothing (every draw refused, as far as hypothesis looked; every fixed operand refused), the test
 fails and says so: its inputs are outside what the reference accepts. Where nothing was
-compared and the target's dtype could not hold the problem for some of those calls (above), the
-test is skipped with that reason. ``pytest -v`` shows how many calls of each test compared
-(``PASSED (10 compared)``), and JUnit XML keeps it as the test's ``compared`` property. `over()`
-with no target to run (dtypes or backends no backend has) is an error when the test module is
-collected.
+compared and the target's dtype could not hold the problem for those calls (above), the test is
+skipped with that reason only where the test module's ``SPEC`` declares it for that dtype
+(``cannot_hold={"float32": "why"}``); elsewhere it fails and says what to declare: the draws'
+ordinary calls (every hypothesis run draws some, before any with extreme values) must be
+comparable in every dtype the SPEC does not declare. ``pytest -v`` shows how many calls of
+each test compared (``PASSED (10 compared)``), and JUnit XML keeps it as the test's
+``compared`` property. `over()` with no target to run (dtypes or backends no backend has) is an
+error when the test module is collected.
 """
 
 from __future__ import annotations

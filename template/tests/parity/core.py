@@ -3,14 +3,16 @@ test, the numbers its rules use (tolerances, room, steps), and how it calls a fu
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
+import numpy as np
 import pytest
 from hypothesis import assume
 from hypothesis.control import currently_in_test_context
@@ -94,8 +96,9 @@ FINER_STEPS = 12
 #: close enough for curvature not to matter.
 NEIGHBOURS = 256
 NEARBY = 1e-3
-#: The largest gain a backward pass may put on float64's rounding where the reference does not
-#: depend on an element at all (F.normalize's 1/eps at a zero row is 1e12).
+#: The largest gain a backward pass may put on float64's rounding at an element that the
+#: reference, in long double too, does not depend on at any step of the ladder (F.normalize's
+#: 1/eps at a zero row is 1e12): a cap on rounding, not on a slope, which the ladder measures.
 FLAT_GAIN = 1e13
 #: Values drawn where a `Spec` gives no range; with ``extremes``, also huge and tiny ones.
 VALUES = (-10.0, 10.0)
@@ -105,6 +108,26 @@ VALUES = (-10.0, 10.0)
 #: the reference and the ports may raise alike: the values tell (and some BLAS builds raise
 #: spurious ones). Other warnings (deprecations) are left to the test run's own filters.
 NUMERIC_WARNINGS = (RuntimeWarning, UserWarning)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def quiet(helper: Callable[P, R]) -> Callable[P, R]:
+    """`helper` with NumPy's floating-point warnings off: the harness's own arithmetic on what
+    a call returned (a room that overflows near float64's largest value, two infinite
+    differences subtracted) gives inf and NaN, which its rules read for what they mean (an
+    element that the dtype cannot hold, a difference that measures nothing), instead of a
+    warning that the test run's ``filterwarnings = error`` would turn into a failure."""
+
+    @functools.wraps(helper)
+    def quietly(*args: P.args, **kwargs: P.kwargs) -> R:
+        __tracebackhide__ = True
+        with np.errstate(all="ignore"):
+            return helper(*args, **kwargs)
+
+    return quietly
 
 
 def run_reference(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
@@ -136,10 +159,16 @@ class Tally:
     compared: int = 0  # calls that compared a value (or an edge case's agreed refusal)
     refused: int = 0  # calls where the reference raised, on an operand with elements and axes
     excused: list[str] = field(default_factory=list)  # what the target's dtype cannot hold
+    spec: Any = None  # the test module's SPEC, where it has one
 
 
 #: The tally of the test running now; conftest.py starts it before each test and reads it after.
 TALLY = Tally()
+
+
+def declaration(name: str) -> Any:
+    """What the running test module's ``SPEC`` declares as `name` (``no_gradient``), or None."""
+    return getattr(TALLY.spec, name, None)
 
 
 def count_call(outcome: str, reason: str = "") -> None:
@@ -167,7 +196,7 @@ class tallied:
 
     def __enter__(self) -> None:
         global TALLY  # noqa: PLW0603 - one test at a time, as pytest runs them
-        TALLY = Tally()
+        TALLY = Tally(spec=getattr(getattr(self.item, "module", None), "SPEC", None))
 
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> bool:
         __tracebackhide__ = True
@@ -180,12 +209,29 @@ class tallied:
         if TALLY.compared:
             return True
         if TALLY.excused:
-            pytest.skip(f"nothing compared: {TALLY.excused[0]}; this dtype cannot hold the problem")
+            self._unheld(TALLY.excused[0])
         pytest.fail(
             f"this test compared nothing: the NumPy reference refused every input it was given "
             f"({TALLY.refused} calls; the port refused them too). Its inputs are outside what the "
             "reference accepts: check the test's SPEC (shapes, sides, values), the parameters its "
             "draw() gives, or the fixed operands, and call the reference on one of them to see why."
+        )
+
+    def _unheld(self, reason: str) -> None:
+        """Skip a test that compared nothing because its target's dtype could not hold the
+        problem, where ``SPEC.cannot_hold`` declares so for that dtype; fail it elsewhere: the
+        draws may have crowded out every ordinary call."""
+        __tracebackhide__ = True
+        callspec = getattr(self.item, "callspec", None)
+        dtype = getattr(callspec.params.get("target") if callspec else None, "dtype", "")
+        declared = (declaration("cannot_hold") or {}).get(dtype)
+        if declared:
+            pytest.skip(f"nothing compared: {reason}; SPEC.cannot_hold[{dtype!r}]: {declared}")
+        pytest.fail(
+            f"this test compared nothing: {reason}, in every call. Where {dtype or 'this dtype'} "
+            "cannot hold the problem for the inputs the test draws, declare it in the test "
+            f'module: SPEC = parity.Spec(..., cannot_hold={{{dtype!r}: "why"}}); the test is '
+            "then skipped with that reason. Otherwise draw inputs it can hold (SPEC's values)."
         )
 
 

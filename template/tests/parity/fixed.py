@@ -9,17 +9,51 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .inputs import bounded
 from .spec import Spec, as_spec
+
+
+def _spans(spec: Spec, name: str) -> list[tuple[float, float]]:
+    """The closed ranges of `name`'s ordinary values (`VALUES` for a missing bound) that stay
+    within its domain as they round to each of the spec's dtypes: never an excluded end."""
+    found = []
+    for interval in spec.domain(name):
+        ranges = [interval.ordinary().inside(dtype) for dtype in ("float64", *spec.dtypes)]
+        if all(ranges):
+            low = max(each[0] for each in ranges if each)
+            high = min(each[1] for each in ranges if each)
+            found += [(low, high)] if low <= high else []
+    if not found:
+        msg = f"values {name!r}: {spec.values[name]!r} holds no value of {spec.dtypes}"
+        raise ValueError(msg)
+    return found
 
 
 def _fill(spec: Spec, name: str, found: Mapping[str, tuple[int, ...]], parameters: Any) -> Any:
     """An array of `name`'s shape in `found` with one value it may take: its lowest integer, 1
-    where its range allows it, else the middle of its range."""
+    where its domain allows it, else the middle of its widest interval."""
     if name in spec.integers:
         return np.full(found[name], spec.integer_range(name, found, parameters)[0], np.int64)
-    low, high = bounded(spec.value_range(name))
-    return np.full(found[name], 1.0 if low <= 1.0 <= high else (low + high) / 2)
+    spans = _spans(spec, name)
+    if any(low <= 1.0 <= high for low, high in spans):
+        return np.full(found[name], 1.0)
+    low, high = max(spans, key=lambda span: span[1] - span[0])
+    return np.full(found[name], (low + high) / 2)
+
+
+def _uniform(
+    rng: np.random.Generator, spans: list[tuple[float, float]], shape: tuple[int, ...]
+) -> NDArray[np.float64]:
+    """Values uniform within the union of `spans` (closed ranges)."""
+    if len(spans) == 1:
+        return rng.uniform(*spans[0], size=shape)
+    lows, highs = np.array(spans).T
+    widths = highs - lows
+    chances = widths / widths.sum() if widths.sum() > 0 else np.full(len(spans), 1 / len(spans))
+    which = rng.choice(len(spans), size=shape, p=chances)
+    drawn: NDArray[np.float64] = np.clip(
+        lows[which] + widths[which] * rng.random(shape), lows[which], highs[which]
+    )
+    return drawn
 
 
 def edge_operands(
@@ -63,8 +97,9 @@ def sized_operands(
     parameters: Mapping[str, Any] | None = None,
 ) -> tuple[NDArray[Any], ...]:
     """Fixed random operands with about `size` elements in the largest (for benchmarks and the
-    fixed-input tests): standard normal values, or uniform within a declared range; integers
-    uniform within theirs. `parameters`: the values of those that the spec's bounds name."""
+    fixed-input tests): standard normal values, or uniform within declared ones (within their
+    union, never an excluded end, in any of the spec's dtypes); integers uniform within theirs.
+    `parameters`: the values of those that the spec's bounds name."""
     spec = as_spec(spec, min_dims)
     parameters = parameters or {}
     found = sized_shapes(spec, size, parameters=parameters)
@@ -75,7 +110,7 @@ def sized_operands(
             low, high = spec.integer_range(name, found, parameters)
             drawn.append(rng.integers(low, max(low + 1, high), size=found[name]))
         elif name in spec.values:
-            drawn.append(rng.uniform(*bounded(spec.value_range(name)), size=found[name]))
+            drawn.append(_uniform(rng, _spans(spec, name), found[name]))
         else:
             drawn.append(rng.normal(size=found[name]))
     return tuple(drawn)

@@ -25,43 +25,84 @@ from .core import (
     Operands,
     Parameters,
     count_call,
+    declaration,
+    quiet,
     run_reference,
 )
-from .room import as_float64, check_type_dtype_device, excused, rounding_of
+from .room import check_type_dtype_device, excused, rounding_of
 from .targets import Target
 from .values import argument_names, expected_from, run_port
 
-Terms = Callable[[NDArray[np.float64]], NDArray[np.float64]]
+#: The weighted terms ``w * f`` of the loss, from every operand (float64, or long double where
+#: the reference computes in it).
+Terms = Callable[[list[NDArray[Any]]], NDArray[Any]]
+#: NumPy's long double where it is wider than float64 (x86: a 64-bit mantissa), else None.
+LONG = np.longdouble if np.finfo(np.longdouble).eps < np.finfo(np.float64).eps else None
+EPS = float(np.finfo(np.float64).eps)
+LARGEST = float(np.finfo(np.float64).max)
+
+
+def _ladder(x: float) -> list[float]:
+    """The finer steps at `x`, largest first: h/10, h/100, ... (`FINER_STEPS` of them); where
+    0 < |x| < h, steps of `DIFFERENCE_STEP` times |x| itself (a pole at 0: 1/x at 4e-269); then,
+    by factors of 1e4 down to float64's smallest normal number, steps for a regime narrower still
+    (a period of 1e-24 at x = 0: fmod). The rounding error over the step ends the ladder first,
+    wherever the function is not tiny."""
+    h = DIFFERENCE_STEP * max(1.0, abs(x))
+    steps = {h * 10.0**-k for k in range(1, FINER_STEPS + 1)}
+    if 0 < abs(x) < h:
+        steps |= {DIFFERENCE_STEP * abs(x) * 10.0**-k for k in range(3)}
+    step = h * 10.0**-FINER_STEPS
+    while (step := step * 1e-4) > np.finfo(np.float64).tiny:
+        steps.add(step)
+    return sorted(steps, reverse=True)
 
 
 def _slopes(
-    terms: Terms, x: NDArray[np.float64], index: tuple[int, ...], step: float, rounding: Any
+    terms: Callable[[NDArray[Any]], NDArray[Any]],
+    x: NDArray[Any],
+    index: tuple[int, ...],
+    step: float,
+    rounding: Any,
 ) -> tuple[float, float, float, float, float]:
     """The forward and backward differences of ``sum(terms)`` at element `index` of `x` with
     `step`, the central ones with `step` and with twice `step` (NaN where a term is not finite, or
     `terms` raises, there), and their rounding error: the sum of `rounding` over the terms that
     change. Each term is differenced before the sum: the terms the element does not reach cancel
-    exactly instead of adding their rounding."""
+    exactly instead of adding their rounding. In `x`'s dtype (long double too)."""
     center = x[index]
     values = {}
     for offset in (-2, -1, 0, 1, 2):
-        moved = x.copy()
+        moved = np.array(x, copy=True)  # an array, 0-d too, whatever NumPy returned
         moved[index] = center + offset * step
         try:
-            values[offset] = (float(moved[index]), terms(moved))
+            values[offset] = (moved[index], terms(moved))
         except Exception:  # noqa: BLE001 - outside the reference's domain: not compared here
-            values[offset] = (float(moved[index]), np.full(np.shape(rounding), np.nan))
+            values[offset] = (moved[index], np.full(np.shape(rounding), np.nan))
     changed = np.zeros(np.shape(rounding), dtype=bool)
     for _, y in values.values():
         changed |= y != values[0][1]
 
     def slope(start: int, stop: int) -> float:
         (x0, y0), (x1, y1) = values[start], values[stop]
-        with np.errstate(invalid="ignore"):
-            return float(np.sum(y1 - y0)) / (x1 - x0) if x1 != x0 else float("nan")
+        return float(np.sum(y1 - y0) / (x1 - x0)) if x1 != x0 else float("nan")
 
     noise = float(np.sum(np.where(changed, rounding, 0.0)))
     return slope(0, 1), slope(-1, 0), slope(-1, 1), slope(-2, 2), noise
+
+
+def _beyond(forward: float, backward: float, got: float) -> bool:
+    """Whether the exact slope is beyond float64 (both one-sided differences of one sign, within
+    `ROOM` of its largest value) and `got` has that sign and is as large, within `ROOM`: the
+    backward pass may overflow on the way (1/x's gradient squares the result first)."""
+    smaller = min(abs(forward), abs(backward))
+    sign = np.sign(forward)
+    return bool(
+        sign == np.sign(backward) != 0
+        and ROOM * smaller >= LARGEST
+        and np.sign(got) == sign
+        and ROOM * abs(got) >= min(smaller, LARGEST)
+    )
 
 
 @dataclass(frozen=True)
@@ -70,8 +111,9 @@ class Differences:
     and their own estimated error (module docstring, "Gradients")."""
 
     terms: Terms
-    x: NDArray[np.float64]
-    rounding: NDArray[np.float64]  # each term's own rounding error
+    operands: list[NDArray[Any]]
+    position: int
+    rounding: NDArray[np.float64]  # each term's own rounding error, in float64
     central: NDArray[np.float64]  # step h
     forward: NDArray[np.float64]
     backward: NDArray[np.float64]
@@ -79,49 +121,89 @@ class Differences:
     flat: NDArray[np.bool_]  # no change, at either step, beyond the terms' rounding
 
     @classmethod
-    def of(cls, terms: Terms, x: NDArray[np.float64], rounding: Any) -> Differences:
-        """The differences of ``sum(terms)`` at `x`, element by element, with a step
-        ``h = DIFFERENCE_STEP * max(1, |x_i|)``."""
+    def of(
+        cls, terms: Terms, operands: list[NDArray[Any]], position: int, rounding: Any
+    ) -> Differences:
+        """The differences of ``sum(terms)`` at the operands, element by element of the one at
+        `position`, with a step ``h = DIFFERENCE_STEP * max(1, |x_i|)``."""
+        x = operands[position]
         central, forward, backward, error = (np.full(x.shape, np.nan) for _ in range(4))
         flat = np.zeros(x.shape, dtype=bool)
+        along = _along(terms, operands, position)
         for index in np.ndindex(x.shape):
             h = DIFFERENCE_STEP * max(1.0, abs(float(x[index])))
-            slopes = _slopes(terms, x, index, h, rounding)
+            slopes = _slopes(along, x, index, h, rounding)
             forward[index], backward[index], central[index], wide, noise = slopes
             error[index] = abs(central[index] - wide) + noise / h
             flat[index] = np.max(np.abs(slopes[:4])) * h <= noise  # NaN: not flat
-        return cls(terms, x, rounding, central, forward, backward, error, flat)
+        return cls(terms, operands, position, rounding, central, forward, backward, error, flat)
 
-    def finer(self, index: tuple[int, ...], got: float, allowed: float, distance: float) -> bool:
-        """Whether `got` lies between the one-sided differences at `index` with a step of h/10,
-        h/100, ..., widened by `allowed` and by the terms' rounding error over the step: a feature
-        closer to x than the step (a kink, or oscillations faster than it) shows there. The step
-        shrinks while that rounding error stays within `allowed`, 1e-3 of the slopes, or a 16th of
-        the `distance` to explain (so that it can never explain that distance away). A finite
-        `got` passes at a kink of x: slopes that stay apart over a hundredfold smaller step."""
+    @property
+    def x(self) -> NDArray[Any]:
+        return self.operands[self.position]
+
+    def _in(self, precision: Any) -> tuple[Any, NDArray[Any], Any]:
+        """The terms along x, x and the terms' rounding error in `precision` (float64 or
+        `LONG`), the reference computing in it; None for the terms where the reference does
+        not compute in `precision` (SciPy's functions return float64)."""
+        cast = [v.astype(precision) if v.dtype.kind == "f" else v for v in self.operands]
+        along = _along(self.terms, cast, self.position)
+        ratio = float(np.finfo(precision).eps) / EPS
+        try:
+            kept = np.asarray(along(cast[self.position])).dtype == precision
+        except Exception:  # noqa: BLE001 - a reference that refuses: no such run
+            kept = False
+        return (along if kept else None), cast[self.position], self.rounding * ratio
+
+    def finer(
+        self, index: tuple[int, ...], got: float, allowed: float, distance: float, flat_room: float
+    ) -> bool:
+        """Whether `got` lies between the one-sided differences at `index` at one of the finer
+        steps of `_ladder`, widened by `allowed` and by the terms' rounding error over the step: a
+        feature closer to x than the step (a kink, a clamp, a pole, a period) shows there. Where
+        that rounding error exceeds `allowed`, 1e-3 of the slopes and a 16th of the `distance` to
+        explain (so that it can never explain that distance away), the reference computes in long
+        double from then on, where it can, else the ladder ends. A finite `got` passes at a kink
+        of x: slopes that stay apart over a hundredfold smaller step; an infinite one, where the
+        exact slope is beyond float64 (`_beyond`); any `got` where no step of the ladder is clean
+        of a pole or a jump (the slopes' gap grows as the step shrinks, to the ladder's end); a
+        `got` up to `flat_room`, where the element is flat at every step measured (no slope
+        beyond the terms' rounding error over the step)."""
         x = float(self.x[index])
-        step = DIFFERENCE_STEP * max(1.0, abs(x))
+        runs = [self._in(np.float64)] + ([self._in(LONG)] if LONG is not None else [])
+        runs = [run for run in runs if run[0] is not None]
         gaps: list[float] = []
-        for _ in range(FINER_STEPS):
-            if x + step / 10 == x:
-                return False
-            step /= 10
-            forward, backward, _, _, rounding = _slopes(
-                self.terms, self.x, index, step, self.rounding
-            )
-            noise = rounding / step
-            scale = np.nanmax([abs(got), abs(forward), abs(backward)])
-            if noise > max(allowed, 1e-3 * scale, distance / 16):
-                return False
+        straddled = False  # a pole or a jump inside the latest steps
+        flat = bool(self.flat[index])
+        for step in _ladder(x):
+            while runs:
+                along, start, rounding = runs[0]
+                if start[index] + step == start[index]:
+                    runs = []
+                    break
+                forward, backward, _, _, noise = _slopes(along, start, index, step, rounding)
+                noise /= step
+                scale = np.nanmax([abs(got), abs(forward), abs(backward)])
+                if noise <= max(allowed, 1e-3 * scale, distance / 16):
+                    break
+                runs.pop(0)  # too coarse: on in long double, where the reference computes in it
+            if not runs:
+                break
+            if _beyond(forward, backward, got):
+                return True
             slack = allowed + DIFFERENCE_SAFETY * noise
             if min(forward, backward) - slack <= got <= max(forward, backward) + slack:
                 return True
-            # A kink: the two sides' slopes stay apart as the step shrinks a hundredfold (a
-            # smooth function's gap shrinks with the step). No derivative exists there to compare.
+            flat = flat and max(abs(forward), abs(backward)) <= noise
+            # The two sides' slopes apart over a hundredfold smaller step (a smooth function's
+            # gap shrinks with the step): a kink, no derivative to compare, where the gap stays;
+            # a pole or a jump inside the step, where it grows (a smaller step may yet avoid it).
             gaps.append(abs(forward - backward) - 2 * slack)
-            if len(gaps) >= 3 and gaps[-1] > 0 and gaps[-1] >= gaps[-3] / 2:
+            apart = len(gaps) >= 3 and gaps[-1] > 0 and gaps[-1] >= gaps[-3] / 2
+            straddled = apart and gaps[-1] > 10 * gaps[-3]
+            if apart and not straddled:
                 return bool(np.isfinite(got))
-        return False
+        return straddled or (flat and abs(got) <= flat_room)
 
     def nearby(self, index: tuple[int, ...], got: float, allowed: float) -> bool:
         """Whether `got` lies, within `allowed`, between the smallest and the largest central
@@ -133,16 +215,19 @@ class Differences:
         the tied elements lie on one side of a kink are drawn as often as the others."""
         rng = np.random.default_rng(3)
         reach = NEARBY * np.maximum(1.0, np.abs(self.x)) / 2
+        along = _along(self.terms, self.operands, self.position)
         low, high = np.inf, -np.inf
         for _ in range(NEIGHBOURS):
-            moved = self.x + reach * (rng.uniform(-1, 1) + rng.uniform(-1, 1, self.x.shape))
+            moved = np.asarray(
+                self.x + reach * (rng.uniform(-1, 1) + rng.uniform(-1, 1, self.x.shape))
+            )
             step = DIFFERENCE_STEP * max(1.0, abs(float(moved[index])))
             ends = []
             for offset in (-step, step):
-                shifted = moved.copy()
+                shifted = np.array(moved, copy=True)
                 shifted[index] += offset
                 try:
-                    ends.append(float(np.sum(self.terms(shifted))))
+                    ends.append(float(np.sum(along(shifted))))
                 except Exception:  # noqa: BLE001 - outside the reference's domain: no slope
                     break
             if len(ends) == 2 and np.isfinite(slope := (ends[1] - ends[0]) / (2 * step)):
@@ -150,6 +235,15 @@ class Differences:
                 if low - allowed <= got <= high + allowed:
                     return True
         return False
+
+
+def _along(terms: Terms, operands: list[NDArray[Any]], position: int) -> Any:
+    """`terms` as a function of the operand at `position` alone, the others fixed."""
+
+    def along(x: NDArray[Any]) -> NDArray[Any]:
+        return terms([*operands[:position], x, *operands[position + 1 :]])
+
+    return along
 
 
 def _assert_gradient_close(
@@ -173,47 +267,42 @@ def _assert_gradient_close(
     # The port's backward rounding: an element may sum terms as large as the largest one.
     largest = float(np.max(np.abs(got[np.isfinite(got)]), initial=0))
     backward = ROOM * np.finfo(np.float64).eps * largest
-    with np.errstate(invalid="ignore"):
-        low = np.minimum(np.minimum(c, f), b) - backward
-        high = np.maximum(np.maximum(c, f), b) + backward
-        allowed = (
-            tolerance.atol + tolerance.rtol * np.abs(c) + DIFFERENCE_SAFETY * differences.error
-        )
-        distance = np.maximum(np.maximum(low - got, got - high), 0.0)
-        compared = np.isfinite(low) & np.isfinite(high) & np.isfinite(differences.error)
-        if not outputs_finite:  # 0 * inf: the zero weight of a non-finite output gives NaN
-            compared &= np.isfinite(got)
-        if not compare_values:  # finite where the reference's differences are
-            _assert_finite_where(got, compared, what)
-            return
-        # Terms that change, at either step, by no more than their rounding: the reference does
-        # not depend on the element beyond its own precision, and the port's gradient may be its
-        # backward pass's rounding through a gain.
-        noise = differences.flat & (np.abs(got) <= flat_room)
-        matches = np.array(~compared | (distance <= allowed) | noise)  # writable, 0-d too
-        excess = np.where(matches, -np.inf, np.nan_to_num(distance / allowed, nan=np.inf))
-        # A feature closer than the step, or kinks that meet? Worst first, up to the first
-        # element neither explains: the test fails there, whatever the others are.
-        unexplained = ""
-        for flat in np.argsort(-excess, axis=None)[: np.count_nonzero(~matches)]:
-            index = tuple(int(i) for i in np.unravel_index(flat, got.shape))
-            at = (index, float(got[index]), float(allowed[index]))
-            matches[index] = differences.finer(*at, float(distance[index])) or (
-                differences.nearby(*at)
-            )
-            if not matches[index]:
-                unexplained = "up to "
-                break
-        if matches.all():
-            return
-        excess = np.where(matches, -np.inf, excess)
+    low = np.minimum(np.minimum(c, f), b) - backward
+    high = np.maximum(np.maximum(c, f), b) + backward
+    allowed = tolerance.atol + tolerance.rtol * np.abs(c) + DIFFERENCE_SAFETY * differences.error
+    distance = np.maximum(np.maximum(low - got, got - high), 0.0)
+    compared = np.isfinite(low) & np.isfinite(high) & np.isfinite(differences.error)
+    if not outputs_finite:  # 0 * inf: the zero weight of a non-finite output gives NaN
+        compared &= np.isfinite(got)
+    if not compare_values:  # finite where the reference's differences are
+        _assert_finite_where(got, compared, what)
+        return
+    matches = np.array(~compared | (distance <= allowed))  # writable, 0-d too
+    excess = np.where(matches, -np.inf, np.nan_to_num(distance / allowed, nan=np.inf))
+    # A feature closer than the step (measured on a finer ladder, in long double where the
+    # reference computes in it), an element flat to the last bit, or kinks that meet?
+    # Worst first, up to the first element none explains: the test fails there, whatever
+    # the others are.
+    unexplained = ""
+    for flat in np.argsort(-excess, axis=None)[: np.count_nonzero(~matches)]:
+        index = tuple(int(i) for i in np.unravel_index(flat, got.shape))
+        at = (index, float(got[index]), float(allowed[index]))
+        matches[index] = differences.finer(
+            *at, float(distance[index]), flat_room
+        ) or differences.nearby(*at)
+        if not matches[index]:
+            unexplained = "up to "
+            break
+    if matches.all():
+        return
+    excess = np.where(matches, -np.inf, excess)
     worst = np.unravel_index(np.argmax(excess), got.shape)
     if missing:
         pytest.fail(
             f"{what} is missing: the port cuts the graph of that operand "
             "(.detach(), .item(), .numpy(), torch.tensor(...), an in-place write), while finite "
             f"differences of the reference give {float(c[worst])!r} at index "
-            f"{tuple(int(i) for i in worst)}"
+            f"{tuple(int(i) for i in worst)}.\n{NO_GRADIENT_HINT}"
         )
     pytest.fail(
         f"{what} differs from finite differences of the float64 NumPy reference at "
@@ -246,6 +335,7 @@ def _without_subnormals(value: NDArray[Any]) -> NDArray[Any]:
     return np.where(np.abs(value) < np.finfo(value.dtype).tiny, 0.0, value).astype(value.dtype)
 
 
+@quiet
 def assert_gradient_matches_reference(
     function: Function,
     target: Target,
@@ -263,9 +353,13 @@ def assert_gradient_matches_reference(
     PyTorch: ``torch.autograd.grad`` and ``torch.func.grad``). Use a float64 target. With
     `compare_values` False (for extreme values, up to 1e4), only finiteness is checked: the
     gradient must be finite wherever the reference's differences are, while the rounding of a
-    backward pass through such values has no bound the harness can state.
+    backward pass through such values has no bound the harness can state. Where the test
+    module's ``SPEC`` declares ``no_gradient``, the test is skipped with that reason.
     """
     __tracebackhide__ = True
+    declared = declaration("no_gradient")
+    if declared:
+        pytest.skip(f"SPEC.no_gradient: {declared}")
     parameters = parameters or {}
     reference = [_without_subnormals(np.asarray(value)) for value in operands]
     arguments = [target.asarray(value) for value in reference]
@@ -277,12 +371,18 @@ def assert_gradient_matches_reference(
         wrt = [i for i, value in enumerate(reference) if value.dtype.kind == "f"]
     outputs = to_numpy(expected.result) if expected.error is None else np.zeros(())
     weights = np.random.default_rng(0).standard_normal(outputs.shape)
-    with np.errstate(invalid="ignore"):
-        weights = np.where(np.isfinite(outputs), weights, 0.0)
+    weights = np.where(np.isfinite(outputs), weights, 0.0)
     what = f"the gradient of {function.__name__} on {target}"
     call = functools.partial(gradients, function, arguments, list(wrt), weights, parameters)
     found = run_port(
-        call, function, arguments, expected, what, parameters=parameters, dtype=target.dtype
+        call,
+        function,
+        arguments,
+        expected,
+        what,
+        parameters=parameters,
+        dtype=target.dtype,
+        hint=NO_GRADIENT_HINT,
     )
     if expected.error is not None or found is None:
         return
@@ -291,19 +391,17 @@ def assert_gradient_matches_reference(
         return
     finite = np.isfinite(outputs)
     own = np.asarray(room.room)
-    rounding = np.abs(weights) * np.where(
-        finite, np.finfo(np.float64).eps * np.abs(outputs) + own, 0.0
-    )
-    flat_room = FLAT_GAIN * np.finfo(np.float64).eps * float(np.max(np.abs(weights), initial=0))
+    rounding = np.abs(weights) * np.where(finite, EPS * np.abs(outputs) + own, 0.0)
+    flat_room = FLAT_GAIN * EPS * float(np.max(np.abs(weights), initial=0))
+
+    def terms(changed: list[NDArray[Any]]) -> NDArray[Any]:
+        values = np.asarray(run_reference(function, changed, parameters))
+        if values.dtype.kind != "f":
+            values = values.astype(np.float64)
+        return np.where(weights != 0, weights * values, 0.0)
+
     for position in wrt:
-
-        def terms(x: NDArray[np.float64], position: int = position) -> NDArray[np.float64]:
-            changed = [*reference[:position], x, *reference[position + 1 :]]
-            values = as_float64(run_reference(function, changed, parameters))
-            with np.errstate(invalid="ignore"):
-                return np.where(weights != 0, weights * values, 0.0)
-
-        differences = Differences.of(terms, reference[position], rounding)
+        differences = Differences.of(terms, reference, position, rounding)
         name = argument_names(function, len(reference))[position]
         for method, gradient in found[position].items():
             what = f"the {method} gradient of {function.__name__} for {name} on {target}"
@@ -317,3 +415,11 @@ def assert_gradient_matches_reference(
                 flat_room=flat_room,
             )
     count_call("compared")
+
+
+#: What a gradient call's failure adds where the port has no derivative to give.
+NO_GRADIENT_HINT = (
+    "If the port has no derivative by design (PyTorch has none for floor_divide or heaviside; "
+    "torch.special's Bessel functions return results without a graph), declare it in the test "
+    'module: SPEC = parity.Spec(..., no_gradient="why"); its gradient tests then skip.'
+)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 from numpy.typing import NDArray
 
 from .core import VALUES
-from .spec import Spec, as_spec
+from .spec import Interval, Spec, Values, as_spec, domain
 from .targets import Target
 
 # JAX compiles every operation anew for each input shape (tens of ms each on a CPU), so
@@ -73,38 +73,60 @@ def arrays(
     shape: tuple[int, ...],
     *,
     extremes: bool = False,
-    values: tuple[float | None, float | None] = (None, None),
+    values: Values | Sequence[Interval] = (None, None),
 ) -> st.SearchStrategy[NDArray[np.float64]]:
-    """Float64 arrays of `shape`, for `target` to convert, with values from `values[0]` to
-    `values[1]` (None: -10 and 10, `VALUES`).
+    """Float64 arrays of `shape`, for `target` to convert, with values in `values`: ``(low,
+    high)`` (None: -10 and 10, `VALUES`), or interval notation, ``"(0, 10]"``, ``"[-10, -0.5] |
+    [0.5, 10]"`` (`domain`). Each value stays in them as it rounds to the target's dtype: an
+    open end, or a hole's, is drawn from the nearest value of that dtype inside on
+    (`Interval.inside`).
 
     With `extremes`, also huge ones and tiny ones (near the smallest normal number of the target's
     dtype), within `values` where it bounds them. Huge means up to 1e4 in magnitude (exp overflows
     from 89 in float32 and 710 in float64), but at most 1/sqrt(eps) of the dtype, beyond which the
     product of two values has no digit left for a difference of 1 (float16: 32, bfloat16: 11).
     Such an array also holds the largest and the lowest value allowed (one of them if it has one
-    element): hypothesis fills most of an array with one value, which is beyond exp's overflow in
-    1 array in 4 only.
+    element), up to huge: hypothesis fills most of an array with one value, which is beyond exp's
+    overflow in 1 array in 4 only.
     """
-    low, high = bounded(values)
-    elements = [st.floats(low, high)]
+    intervals = domain(values)
+    ordinary = _spans([interval.ordinary() for interval in intervals], target.dtype, values)
+    elements = [st.floats(low, high) for low, high in ordinary]
     if not extremes:
-        return hnp.arrays(np.float64, shape, elements=elements[0])
+        return hnp.arrays(np.float64, shape, elements=st.one_of(elements))
     limits = torch.finfo(getattr(torch, target.dtype))
     huge, tiny = min(1e4, float(limits.eps) ** -0.5), 1e3 * float(limits.tiny)
-    lowest = -np.inf if values[0] is None else values[0]
-    highest = np.inf if values[1] is None else values[1]
+    allowed = _spans(intervals, target.dtype, values)
     elements += [
-        st.floats(max(lowest, -bound), min(highest, bound))
+        st.floats(max(low, -bound), min(high, bound))
         for bound in (huge, tiny)
-        if max(lowest, -bound) <= min(highest, bound)
+        for low, high in allowed
+        if max(low, -bound) <= min(high, bound)
     ]
     drawn = hnp.arrays(np.float64, shape, elements=st.one_of(elements))
     size = int(np.prod(shape))
-    edges = [max(lowest, -huge), min(highest, huge)]
+    edges = [_nearest_allowed(-huge, allowed), _nearest_allowed(huge, allowed)]
     if size == 0:
         return drawn
     return st.tuples(drawn, st.integers(0, size - 1), st.permutations(edges)).map(_put)
+
+
+def _spans(intervals: Sequence[Interval], dtype: str, values: object) -> list[tuple[float, float]]:
+    """The closed ranges of `dtype`'s values in `intervals` (`Interval.inside`); refused where
+    there are none."""
+    found = [span for interval in intervals if (span := interval.inside(dtype)) is not None]
+    if not found:
+        msg = (
+            f"values {values!r}: {dtype} holds no value in them; widen them, or leave {dtype} "
+            "out of the Spec's dtypes"
+        )
+        raise ValueError(msg)
+    return found
+
+
+def _nearest_allowed(value: float, allowed: Sequence[tuple[float, float]]) -> float:
+    """The value within `allowed` (closed ranges) nearest to `value`."""
+    return min((min(max(value, low), high) for low, high in allowed), key=lambda v: abs(v - value))
 
 
 def _put(drawn: tuple[NDArray[np.float64], int, list[float]]) -> NDArray[np.float64]:
@@ -132,22 +154,28 @@ def operands(
     parameters: Mapping[str, Any] | None = None,
 ) -> st.SearchStrategy[tuple[NDArray[Any], ...]]:
     """One NumPy array per operand of `spec`, in its order, as `spec` allows: float64, or int64
-    for its `integers`; `parameters`: the values of those that its bounds name."""
+    for its `integers`; `parameters`: the values of those that its bounds name.
+
+    With `extremes`, each call first draws whether its arrays hold extreme values (`arrays`):
+    the ordinary calls, the simplest example, are drawn and compared in every run, even where
+    the extreme ones are beyond the target's dtype."""
     spec = as_spec(spec, min_dims)
     parameters = parameters or {}
     drawn = shapes(target, spec, max_dims=max_dims, max_side=max_side, parameters=parameters)
 
-    def arrays_of(found: dict[str, tuple[int, ...]]) -> st.SearchStrategy[tuple[Any, ...]]:
+    def arrays_of(extreme: bool, found: dict[str, tuple[int, ...]]) -> st.SearchStrategy[Any]:
         return st.tuples(
             *(
                 integers(found[name], *spec.integer_range(name, found, parameters))
                 if name in spec.integers
-                else arrays(target, found[name], extremes=extremes, values=spec.value_range(name))
+                else arrays(target, found[name], extremes=extreme, values=spec.domain(name))
                 for name in spec.shapes
             )
         )
 
-    return drawn.flatmap(arrays_of)
+    # A boolean per call, drawn first: about half the calls are ordinary, the simplest one too.
+    chosen = st.booleans() if extremes else st.just(False)
+    return st.tuples(chosen, drawn).flatmap(lambda pair: arrays_of(*pair))
 
 
 def integers(shape: tuple[int, ...], low: int, high: int) -> st.SearchStrategy[NDArray[np.int64]]:

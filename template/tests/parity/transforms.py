@@ -12,7 +12,7 @@ import torch
 from numpy.typing import NDArray
 
 from .backends import BACKENDS, to_numpy
-from .core import Function, Operands, Parameters, Tolerance, count_call
+from .core import Function, Operands, Parameters, Tolerance, count_call, quiet
 from .room import Room, assert_close, excused, room_for
 from .spec import Spec
 from .targets import Target
@@ -70,6 +70,7 @@ def _close_to(
     return expected, check
 
 
+@quiet
 def assert_compiled_matches_eager(
     function: Function,
     target: Target,
@@ -133,6 +134,7 @@ def _other_values(value: NDArray[Any]) -> NDArray[Any]:
     return np.asarray(0.5 * value + 0.25) if np.issubdtype(value.dtype, np.floating) else value
 
 
+@quiet
 def assert_vmap_matches_loop(
     function: Function,
     target: Target,

@@ -24,6 +24,7 @@ from .core import (
     Tolerance,
     count_call,
     not_yet_implemented,
+    quiet,
     run_reference,
 )
 from .room import (
@@ -114,11 +115,13 @@ def run_port(
     *,
     parameters: Parameters | None = None,
     dtype: str = "",
+    hint: str = "",
 ) -> Any:
     """`call()`, the target's computation, which must raise if and only if the reference raises,
     and leave `arguments` alone. Returns its result, or None where it raised as it may: where the
     reference raises too, or where the reference computing in `dtype` cannot hold the problem
-    (given `parameters`); each such call is counted in the test's tally."""
+    (given `parameters`); each such call is counted in the test's tally. `hint` ends the message
+    of a port that raised where the reference returns."""
     __tracebackhide__ = True
     before = _snapshot(arguments)
     try:
@@ -150,6 +153,7 @@ def run_port(
             f"ValueError in _{name}_numpy), or keep the tests away from them with the test's "
             "SPEC: a larger min_dims, or the shapes, sides and values it allows; where only a "
             "low-precision dtype raises (no float16 kernel), leave it out of SPEC's dtypes."
+            + (f"\n{hint}" if hint else "")
         )
         raise pytest.fail.Exception(msg) from error
     _assert_unchanged(function, before, arguments, what)
@@ -191,6 +195,7 @@ def _count_refusal(arguments: Sequence[Any]) -> None:
     count_call("compared" if edge else "refused")
 
 
+@quiet
 def assert_matches_reference(
     function: Function,
     target: Target,
@@ -229,6 +234,7 @@ def assert_matches_reference(
 _NO_META_KERNEL = re.compile(r"Meta kernel|Meta tensors|register_meta|'Meta' backend")
 
 
+@quiet
 def assert_keeps_type_dtype_device(
     function: Function, target: Target, operands: Operands, parameters: Parameters | None = None
 ) -> None:
