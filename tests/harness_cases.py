@@ -500,6 +500,22 @@ def test_correct_entropy_term_gradient_at_0(target: Target) -> None:
     parity.assert_gradient_matches_reference(entropy_term, target, (np.array([0.0, 0.5]),))
 
 
+def tangent_in_float64(x: Any) -> Any:
+    """tan x, the reference computing in float64 whatever it is given (as SciPy's functions do)."""
+    if isinstance(x, np.ndarray):
+        return np.tan(x.astype(np.float64))
+    return torch.tan(x)
+
+
+@parity.over(["torch"], ["float64"])
+def test_correct_tangent_gradient_beside_a_pole_inside_every_step(target: Target) -> None:
+    # float64's nearest pi/2 lies 6e-17 from the pole, closer than its spacing (2.2e-16): every
+    # step crosses it, and the reference has no long double run. The element passes unmeasured,
+    # and -v says so; 0.5 is measured.
+    x = np.array([np.pi / 2, 0.5])
+    parity.assert_gradient_matches_reference(tangent_in_float64, target, (x,))
+
+
 def sine_less_exact(x: Any) -> Any:
     """The bug: a library as exact as PyTorch's special functions (1e-9 relative)."""
     if isinstance(x, np.ndarray):
@@ -683,4 +699,4 @@ def test_correct_spec_declarations_are_checked() -> None:
     with pytest.raises(ValueError, match="cannot_hold 'float16': give the reason"):
         parity.Spec(shapes={"x": "..."}, cannot_hold={"float16": ""})
     with pytest.raises(TypeError, match="no_gradient=True: give the reason"):
-        parity.Spec(shapes={"x": "..."}, no_gradient=True)  # type: ignore[arg-type]
+        parity.Spec(shapes={"x": "..."}, no_gradient=True)  # type: ignore[arg-type,unused-ignore]

@@ -172,15 +172,19 @@ widened on each side by ``ROOM * eps * max|g|``:
   room and 4 times that rounding error; an infinite `g` matches where the exact slope is beyond
   float64 (both one-sided differences of its sign, within `ROOM` of float64's largest value:
   1/x at 4e-269 has the slope -6e536), as a backward pass that squares the result overflows.
-  Where every step of the ladder straddles a pole or a jump (the one-sided slopes' gap grows
-  as the step shrinks, to the ladder's end), no step measures anything: any `g` passes there.
+  Where every step of the ladder straddles a pole, a jump or a period (the one-sided slopes,
+  or their gap, grow tenfold as the step shrinks a hundredfold, to the ladder's end: atan2 at
+  the origin; fmod's period of 1e-40 at x = 1, narrower than x's spacing), no step measures
+  anything: any `g` passes there, and the element is counted as unmeasured, with that reason
+  (``pytest -v``: ``PASSED (4 compared; 1 element unmeasured: ...)``).
 - a kink in the element itself, where those finer one-sided differences stay apart (their gap,
   less the allowed room, shrinks by less than half over a hundredfold smaller step; a smooth
   function's shrinks a hundredfold): no derivative exists there, and autodiff returns one side
   of each operation's kink, combined in a way no neighbourhood need show (sparsemax of
   ``[1, 0]``: PyTorch's threshold from a support of one element, its clamp's slope of 1 at 0
-  for the other, 0.132 where the sides give 0 and 0.129). Any finite value passes there; the
-  other elements, and the draws that miss the kink, check the pieces.
+  for the other, 0.132 where the sides give 0 and 0.129). Any finite value passes there; a NaN
+  too (``hypot`` at (0, 0), a norm of a zero vector: 0 / 0 in the libraries' formulas), counted
+  as unmeasured. The other elements, and the draws that miss the kink, check the pieces.
 - kinks that meet (ties in a sort, a kink at a tie: a 1-D Wasserstein distance of ``u = [0, 0]``):
   autodiff picks one permutation and one side of each kink, a valid subgradient that need not
   lie between each element's own one-sided differences. Where `g` still lies outside, central
@@ -203,16 +207,20 @@ widened on each side by ``ROOM * eps * max|g|``:
   ``no_gradient="why"``, and its gradient tests skip with that reason; a port whose backward
   raises, or whose gradient is missing, is told so in its failure message.
 
-Gradients are taken where no floating operand is subnormal: such elements become 0 first. A
+No drawn value is subnormal in its target's dtype (it becomes 0, or the smallest normal number
+where the domain leaves 0 out): XLA on a CPU, and GPU kernels, flush subnormals to 0 (JAX's
+``rsqrt`` of 1.1e-308 is inf), which tells libraries apart, not ports. Gradients are taken where
+no floating operand is subnormal either: such elements become 0 first. A
 subnormal holds as few as one significant bit, and a backward formula that divides a product by
 an input (PyTorch's ``cumprod``) keeps none: at ``x = [5e-324, 5e-324]`` its gradient is 0 where
 the slope is the weight, 0.126.
 
 For draws with extreme values (up to 1e4), the tests ask for finiteness only (``compare_values=
 False``): a NaN gradient where the reference's differences are finite (an overflow in a branch a
-`where` does not take) is a bug, while the rounding of a backward pass through such values has no
-bound to state. Elements where the reference is not finite a step or two away (the edge of its
-domain) are not compared; ``atol`` and ``rtol`` are `GRADIENT_TOLERANCE`. A missing gradient
+`where` does not take) is a bug, unless the finer steps show no finite slope there (a pole, a jump,
+a kink, a slope beyond float64, as above), while the rounding of a backward pass through such values
+has no bound to state. Elements where the reference is not finite a step or two away (the edge of
+its domain) are not compared; ``atol`` and ``rtol`` are `GRADIENT_TOLERANCE`. A missing gradient
 (None: no path from that operand to the result) counts as zero, which passes only where the
 differences say zero.
 

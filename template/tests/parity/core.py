@@ -7,6 +7,7 @@ import functools
 import importlib.util
 import re
 import warnings
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,6 +160,8 @@ class Tally:
     compared: int = 0  # calls that compared a value (or an edge case's agreed refusal)
     refused: int = 0  # calls where the reference raised, on an operand with elements and axes
     excused: list[str] = field(default_factory=list)  # what the target's dtype cannot hold
+    #: Elements no comparison could measure (a pole inside every finite-difference step), by reason.
+    unmeasured: Counter[str] = field(default_factory=Counter)
     spec: Any = None  # the test module's SPEC, where it has one
 
 
@@ -184,6 +187,11 @@ def count_call(outcome: str, reason: str = "") -> None:
         TALLY.excused.append(reason)
 
 
+def count_unmeasured(reason: str, elements: int) -> None:
+    """Note `elements` that passed unmeasured, with the `reason` no measurement was possible."""
+    TALLY.unmeasured[reason] += elements
+
+
 class tallied:
     """Around one test's call (conftest.py): count what the harness compares, note the count as
     the test's ``compared`` property (pytest -v shows it, JUnit XML keeps it), and fail a test
@@ -206,6 +214,8 @@ class tallied:
         if not TALLY.calls:
             return True  # a test of the reference alone, or of the rejection of bad inputs
         self.item.user_properties.append(("compared", TALLY.compared))
+        if TALLY.unmeasured:
+            self.item.user_properties.append(("unmeasured", dict(TALLY.unmeasured)))
         if TALLY.compared:
             return True
         if TALLY.excused:
@@ -230,7 +240,7 @@ class tallied:
         pytest.fail(
             f"this test compared nothing: {reason}, in every call. Where {dtype or 'this dtype'} "
             "cannot hold the problem for the inputs the test draws, declare it in the test "
-            f'module: SPEC = parity.Spec(..., cannot_hold={{{dtype!r}: "why"}}); the test is '
+            f"module: SPEC = parity.Spec(..., cannot_hold={ {dtype: 'why'} }); the test is "
             "then skipped with that reason. Otherwise draw inputs it can hold (SPEC's values)."
         )
 
@@ -238,12 +248,18 @@ class tallied:
 def teststatus(
     report: pytest.TestReport | pytest.CollectReport,
 ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
-    """A passed test's status with how many calls compared values: ``PASSED (10 compared)``
-    under ``pytest -v`` (conftest.py's `pytest_report_teststatus`). A collection report (a
-    module that failed to import) has no properties: pytest reports it as usual."""
+    """A passed test's status with how many calls compared values, and the elements that passed
+    unmeasured, with the reason: ``PASSED (10 compared)`` under ``pytest -v`` (conftest.py's
+    `pytest_report_teststatus`). A collection report (a module that failed to import) has no
+    properties: pytest reports it as usual."""
     if not isinstance(report, pytest.TestReport) or report.when != "call" or not report.passed:
         return None
-    compared = dict(report.user_properties).get("compared")
+    properties: dict[str, Any] = dict(report.user_properties)
+    compared = properties.get("compared")
     if compared is None:
         return None
-    return "passed", ".", (f"PASSED ({compared} compared)", {"green": True})
+    unmeasured = "".join(
+        f"; {count} element{'s' * (count > 1)} unmeasured: {reason}"
+        for reason, count in properties.get("unmeasured", {}).items()
+    )
+    return "passed", ".", (f"PASSED ({compared} compared{unmeasured})", {"green": True})

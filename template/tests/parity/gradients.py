@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ from .core import (
     Operands,
     Parameters,
     count_call,
+    count_unmeasured,
     declaration,
     quiet,
     run_reference,
@@ -56,6 +57,11 @@ def _ladder(x: float) -> list[float]:
     while (step := step * 1e-4) > np.finfo(np.float64).tiny:
         steps.add(step)
     return sorted(steps, reverse=True)
+
+
+#: Why `Differences.finer` passes an element it cannot measure.
+STRADDLED = "a pole, a jump or a period inside every finite-difference step"
+KINK = "no derivative at a kink, where the port's gradient is not finite"
 
 
 def _slopes(
@@ -119,6 +125,8 @@ class Differences:
     backward: NDArray[np.float64]
     error: NDArray[np.float64]  # |central - central with step 2h| + rounding / h
     flat: NDArray[np.bool_]  # no change, at either step, beyond the terms' rounding
+    #: Elements that `finer` passed unmeasured, with the reason (`KINK`, `STRADDLED`).
+    unmeasured: dict[tuple[int, ...], str] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -166,14 +174,17 @@ class Differences:
         double from then on, where it can, else the ladder ends. A finite `got` passes at a kink
         of x: slopes that stay apart over a hundredfold smaller step; an infinite one, where the
         exact slope is beyond float64 (`_beyond`); any `got` where no step of the ladder is clean
-        of a pole or a jump (the slopes' gap grows as the step shrinks, to the ladder's end); a
-        `got` up to `flat_room`, where the element is flat at every step measured (no slope
-        beyond the terms' rounding error over the step)."""
+        of a pole, a jump or a period (the slopes, or their gap, grow as the step shrinks, to the
+        ladder's end), and a non-finite one at a kink, noted in `unmeasured` (-v shows it, with
+        the reason); a `got` up to `flat_room`, where
+        the element is flat at every step measured (no slope beyond the terms' rounding error
+        over the step)."""
         x = float(self.x[index])
         runs = [self._in(np.float64)] + ([self._in(LONG)] if LONG is not None else [])
         runs = [run for run in runs if run[0] is not None]
-        gaps: list[float] = []
-        straddled = False  # a pole or a jump inside the latest steps
+        gaps: list[float] = []  # how far apart the two sides' slopes are, beyond the slack
+        steep: list[float] = []  # the larger slope: it grows as 1/step over a jump or a period
+        straddled = False  # a pole, a jump or a period inside the latest steps
         flat = bool(self.flat[index])
         for step in _ladder(x):
             while runs:
@@ -183,7 +194,10 @@ class Differences:
                     break
                 forward, backward, _, _, noise = _slopes(along, start, index, step, rounding)
                 noise /= step
-                scale = np.nanmax([abs(got), abs(forward), abs(backward)])
+                # An infinite slope counts (an overflow of the difference over the step), an
+                # infinite `got` not: it would excuse any noise.
+                measured = [abs(v) for v in (forward, backward) if not np.isnan(v)]
+                scale = max([*measured, abs(got)] if np.isfinite(got) else measured, default=0)
                 if noise <= max(allowed, 1e-3 * scale, distance / 16):
                     break
                 runs.pop(0)  # too coarse: on in long double, where the reference computes in it
@@ -197,13 +211,22 @@ class Differences:
             flat = flat and max(abs(forward), abs(backward)) <= noise
             # The two sides' slopes apart over a hundredfold smaller step (a smooth function's
             # gap shrinks with the step): a kink, no derivative to compare, where the gap stays;
-            # a pole or a jump inside the step, where it grows (a smaller step may yet avoid it).
+            # a pole, a jump or a narrow period inside the step, where the gap or the slopes
+            # grow (the function changes by about as much over a smaller step): a smaller step
+            # may yet avoid it.
             gaps.append(abs(forward - backward) - 2 * slack)
+            steep.append(max(abs(forward), abs(backward)))
             apart = len(gaps) >= 3 and gaps[-1] > 0 and gaps[-1] >= gaps[-3] / 2
-            straddled = apart and gaps[-1] > 10 * gaps[-3]
+            growing = len(steep) >= 3 and steep[-1] > 10 * steep[-3] > 0 and steep[-2] > 0
+            straddled = (apart and gaps[-1] > 10 * gaps[-3]) or growing
             if apart and not straddled:
-                return bool(np.isfinite(got))
-        return straddled or (flat and abs(got) <= flat_room)
+                if not np.isfinite(got):
+                    self.unmeasured[index] = KINK
+                return True
+        if straddled:
+            self.unmeasured[index] = STRADDLED
+            return True
+        return flat and abs(got) <= flat_room
 
     def nearby(self, index: tuple[int, ...], got: float, allowed: float) -> bool:
         """Whether `got` lies, within `allowed`, between the smallest and the largest central
@@ -275,7 +298,7 @@ def _assert_gradient_close(
     if not outputs_finite:  # 0 * inf: the zero weight of a non-finite output gives NaN
         compared &= np.isfinite(got)
     if not compare_values:  # finite where the reference's differences are
-        _assert_finite_where(got, compared, what)
+        _assert_finite_where(got, compared, differences, allowed, what)
         return
     matches = np.array(~compared | (distance <= allowed))  # writable, 0-d too
     excess = np.where(matches, -np.inf, np.nan_to_num(distance / allowed, nan=np.inf))
@@ -316,11 +339,23 @@ def _assert_gradient_close(
     )
 
 
-def _assert_finite_where(got: NDArray[np.float64], compared: NDArray[np.bool_], what: str) -> None:
+def _assert_finite_where(
+    got: NDArray[np.float64],
+    compared: NDArray[np.bool_],
+    differences: Differences,
+    allowed: NDArray[np.float64],
+    what: str,
+) -> None:
+    """Fail where `got` is not finite while the differences are, unless the finer steps show no
+    finite slope there (`Differences.finer`: a pole, a jump, a kink, a slope beyond float64)."""
     __tracebackhide__ = True
-    broken = compared & ~np.isfinite(got)
-    if broken.any():
-        worst = tuple(int(i) for i in np.argwhere(broken)[0])
+    broken = [
+        index
+        for index in map(tuple, np.argwhere(compared & ~np.isfinite(got)).tolist())
+        if not differences.finer(index, float(got[index]), float(allowed[index]), 0.0, 0.0)
+    ]
+    if broken:
+        worst = broken[0]
         pytest.fail(
             f"{what} is {float(got[worst])!r} at index {worst}, where finite differences of the "
             "reference are finite: an overflow in a branch the result does not take (torch.where "
@@ -414,6 +449,9 @@ def assert_gradient_matches_reference(
                 compare_values=compare_values,
                 flat_room=flat_room,
             )
+        for reason in sorted(set(differences.unmeasured.values())):
+            elements = sum(why == reason for why in differences.unmeasured.values())
+            count_unmeasured(f"{reason} ({name})", elements)
     count_call("compared")
 
 

@@ -81,8 +81,9 @@ def arrays(
     open end, or a hole's, is drawn from the nearest value of that dtype inside on
     (`Interval.inside`).
 
-    With `extremes`, also huge ones and tiny ones (near the smallest normal number of the target's
-    dtype), within `values` where it bounds them. Huge means up to 1e4 in magnitude (exp overflows
+    No value is subnormal in the target's dtype (`_normal`). With `extremes`, also huge ones and
+    tiny ones (near the smallest normal number of the target's dtype), within `values` where it
+    bounds them. Huge means up to 1e4 in magnitude (exp overflows
     from 89 in float32 and 710 in float64), but at most 1/sqrt(eps) of the dtype, beyond which the
     product of two values has no digit left for a difference of 1 (float16: 32, bfloat16: 11).
     Such an array also holds the largest and the lowest value allowed (one of them if it has one
@@ -91,14 +92,14 @@ def arrays(
     """
     intervals = domain(values)
     ordinary = _spans([interval.ordinary() for interval in intervals], target.dtype, values)
-    elements = [st.floats(low, high) for low, high in ordinary]
+    limits = torch.finfo(getattr(torch, target.dtype))
+    elements = [_normal(low, high, float(limits.tiny)) for low, high in ordinary]
     if not extremes:
         return hnp.arrays(np.float64, shape, elements=st.one_of(elements))
-    limits = torch.finfo(getattr(torch, target.dtype))
     huge, tiny = min(1e4, float(limits.eps) ** -0.5), 1e3 * float(limits.tiny)
     allowed = _spans(intervals, target.dtype, values)
     elements += [
-        st.floats(max(low, -bound), min(high, bound))
+        _normal(max(low, -bound), min(high, bound), float(limits.tiny))
         for bound in (huge, tiny)
         for low, high in allowed
         if max(low, -bound) <= min(high, bound)
@@ -109,6 +110,20 @@ def arrays(
     if size == 0:
         return drawn
     return st.tuples(drawn, st.integers(0, size - 1), st.permutations(edges)).map(_put)
+
+
+def _normal(low: float, high: float, smallest: float) -> st.SearchStrategy[float]:
+    """Floats in [low, high] that are 0 or at least `smallest` (the target dtype's smallest normal
+    number) in magnitude: XLA on a CPU and GPU kernels flush subnormal numbers to 0, so that a
+    subnormal input tells a port's library apart, not the port. A subnormal draw becomes 0, or the
+    smallest normal number of its sign where [low, high] holds no 0."""
+
+    def flushed(value: float) -> float:
+        if value == 0 or abs(value) >= smallest or max(abs(low), abs(high)) < smallest:
+            return value
+        return 0.0 if low <= 0 <= high else float(np.copysign(smallest, value))
+
+    return st.floats(low, high).map(flushed)
 
 
 def _spans(intervals: Sequence[Interval], dtype: str, values: object) -> list[tuple[float, float]]:

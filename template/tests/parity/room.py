@@ -138,7 +138,7 @@ def _library_accuracy(relative: NDArray[np.float64], dtype: str, tolerance: Tole
         "port calls a library function that is less exact than the reference's (PyTorch's "
         "special functions), that is the library's accuracy, which no port can beat; accept it "
         "in the test module, with the figure in a comment: TOLERANCES: dict[str, Tolerance] = "
-        f'{{"{dtype}": Tolerance(rtol={rtol:g}, atol={tolerance.atol:g})}}'
+        f"{ {dtype: Tolerance(rtol=rtol, atol=tolerance.atol)} }"
     )
 
 

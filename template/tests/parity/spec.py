@@ -300,7 +300,7 @@ class Spec:
             if not str(why).strip():
                 msg = (
                     f"cannot_hold {dtype!r}: give the reason {dtype} cannot hold the problem, as "
-                    f'a string: {{"{dtype}": "exp(x) overflows"}}'
+                    f"a string: { {dtype: 'exp(x) overflows'} }"
                 )
                 raise ValueError(msg)
         self.order()  # refuses bounds that refer to each other in a circle

@@ -1,0 +1,33 @@
+"""The Bessel function Y1 of the second kind, for x >= 0: a pole -2/(πx) at 0; no JAX port."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+SCAFFOLD = ["bessel_y1", "x", "--no-gradient", "torch.special.bessel_y1 has no derivative"]
+MIN_DIMS = 0
+SIDES = {}
+VALUES = {"x": "[0, 10]"}
+PARAMETERS = {}
+# torch.special.bessel_y1 has no float16 or bfloat16 kernel on a CPU.
+DTYPES = ("float64", "float32")
+# PyTorch's bessel_y1 is off by up to 8.7e-7 (at x = 5.0) against SciPy in float64.
+TOLERANCES = {"float64": (1e-10, 3.5e-6)}
+
+
+def numpy(x):
+    from scipy import special
+
+    return np.asarray(special.y1(x), dtype=x.dtype)
+
+
+def pytorch(x):
+    return torch.special.bessel_y1(x)
+
+
+#: Planted bugs: (backend, exact text in that function's body, replacement, kind).
+BUGS = [
+    ("pytorch", "torch.special.bessel_y1(x)", "-torch.special.bessel_y1(x)", "wrong sign convention"),
+]

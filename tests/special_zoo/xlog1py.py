@@ -1,0 +1,40 @@
+"""x log(1 + y) for y >= -1, defined as 0 where x = 0: a pole at y = -1, log1p's accuracy near 0."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+SCAFFOLD = ["xlog1py", "x", "y"]
+MIN_DIMS = 0
+SIDES = {}
+VALUES = {"y": "[-1, 10]"}
+PARAMETERS = {}
+
+
+def numpy(x, y):
+    from scipy import special
+
+    return np.asarray(special.xlog1py(x, y), dtype=x.dtype)
+
+
+def pytorch(x, y):
+    return torch.special.xlog1py(x, y)
+
+
+def jax(x, y):
+    import jax
+
+    return jax.scipy.special.xlog1py(x, y)
+
+
+#: Planted bugs: (backend, exact text in that function's body, replacement, kind).
+BUGS = [
+    (
+        "jax",
+        "jax.scipy.special.xlog1py(x, y)",
+        "jax.scipy.special.xlogy(x, y)",
+        "log for log1p (the 1 dropped)",
+    ),
+]

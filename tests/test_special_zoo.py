@@ -1,0 +1,90 @@
+"""The special zoo (tests/special_zoo/): functions the project did not design, from SciPy's special
+functions and the libraries' elementwise and reduction operations, pass their generated tests; each
+one's planted bug fails them.
+
+As tests/test_zoo.py, derandomized as CI runs: each function scaffolded with the generated repo's
+`scripts/new_algorithm.py` and written as its author wrote it passes every test of its generated
+file (where it has no JAX port, the JAX tests stay "not implemented yet"); every function has one
+bug, so all the bugs are planted in one round. `python -m benchmarks.zoo --zoo special` runs the
+long proof under fresh seeds.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests import zoo
+from tests.planted import Bug, Round, rounds, run_round
+from tests.render import Render
+
+PACKAGE = "tests.special_zoo"
+ALGORITHMS = zoo.algorithms(PACKAGE)
+BUGS = [bug for algorithm in ALGORITHMS for bug in algorithm.bugs]
+ROUNDS = rounds(BUGS)
+NAMES = {algorithm.name for algorithm in ALGORITHMS}
+
+#: What the zoo is for, each kind with the functions that stand for it.
+KINDS = {
+    "poles": {"reciprocal", "rsqrt", "tan", "cotangent", "digamma", "trigamma", "gamma", "lgamma"},
+    "branch cuts and signed zeros": {"atan2", "angle", "copysign", "sign", "log_abs"},
+    "whole-number results": {"floor", "ceil", "trunc", "round_decimals", "floor_divide", "remainder", "fmod"},
+    "library precision": {"bessel_j0", "bessel_y1", "airy_ai", "erfinv", "erfcx", "log_ndtr", "ndtri", "hurwitz_zeta"},
+    "reductions": {"logsumexp_axis", "logcumsumexp", "cummax", "prod", "vector_norm"},
+}
+
+
+@pytest.fixture(scope="module")
+def written(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated repo with every function of the special zoo written into it."""
+    repo = Path(shutil.copytree(rendered("cookiecutter", zoo.COMBINATION), tmp_path_factory.mktemp("special") / "repo"))
+    for algorithm in ALGORITHMS:
+        zoo.write(repo, algorithm)
+    return repo
+
+
+@pytest.fixture(scope="module")
+def outcomes(written: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[Bug, ...], Round]:
+    """The zoo without bugs (key ()), then with every bug planted (one round), run."""
+    done = {}
+    for bugs in [(), *ROUNDS]:
+        work = tmp_path_factory.mktemp("round")
+        repo = Path(shutil.copytree(written, work / "repo"))
+        for bug in bugs:
+            bug.plant(repo, zoo.COMBINATION)
+        done[bugs] = run_round(repo, [bug.algorithm for bug in bugs] or sorted(NAMES), work)
+    return done
+
+
+def test_the_special_zoo_covers_hard_numerics() -> None:
+    assert len(ALGORITHMS) >= 40
+    assert all(len(algorithm.bugs) == 1 for algorithm in ALGORITHMS), "one bug per function: one round"
+    assert len(ROUNDS) == 1
+    assert sum(bug.backend == "jax" for bug in BUGS) >= 12
+    for kind, names in KINDS.items():
+        assert len(names & NAMES) >= 3, f"too few functions for {kind}: {sorted(names & NAMES)}"
+    undifferentiable = [a.name for a in ALGORITHMS if "--no-gradient" in a.scaffold]
+    assert len(undifferentiable) >= 3, f"no-gradient declarations: {undifferentiable}"
+    assert len([a for a in ALGORITHMS if a.tolerances]) >= 3, "tolerances measured for the libraries' precision"
+    domains = [a.name for a in ALGORITHMS if any(isinstance(v, str) for v in a.values.values())]
+    assert len(domains) >= 5, f"interval domains: {domains}"
+    assert [a.name for a in ALGORITHMS if "jax" not in a.bodies], "a function JAX lacks keeps its stub"
+    kinds = " ".join(bug.name for bug in BUGS)
+    for kind in ("downcast", "in-place", "detach", "wrong-axis", "clamp", "log-instead-of-log1p", "wrong-branch"):
+        assert kind in kinds, f"no planted {kind}"
+
+
+@pytest.mark.slow
+def test_correct_functions_pass(outcomes: dict[tuple[Bug, ...], Round]) -> None:
+    result = outcomes[()]
+    failed = {name: f"{first.test}: {first.report[:2000]}" for name, first in result.first_failures.items()}
+    assert result.returncode == 0, failed or result.output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", BUGS, ids=lambda bug: bug.name)
+def test_planted_bug_is_caught(outcomes: dict[tuple[Bug, ...], Round], bug: Bug) -> None:
+    (bugs,) = [round_ for round_ in ROUNDS if bug in round_]
+    outcomes[bugs].check_caught(bug)
