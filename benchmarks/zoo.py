@@ -1,6 +1,10 @@
 """Whether the generated tests ever fail correct code, and whether they catch bugs: the zoo.
 
     python -m benchmarks.zoo --output benchmarks/zoo      (from the repo's root; `nox -s zoo`)
+    python -m benchmarks.zoo --zoo special --output benchmarks/zoo-special
+
+`--zoo special` runs tests/special_zoo instead: SciPy's special functions and the libraries'
+elementwise and reduction operations, which the project did not design.
 
 Renders a repo (single layout, with JAX), writes every algorithm of tests/zoo into it as its
 author wrote it, then runs each algorithm's generated test file under fresh random seeds, with no
@@ -29,9 +33,13 @@ from benchmarks import repos
 from tests import zoo
 from tests.planted import FirstFailure, rounds, run_round, run_seeds
 
+#: The zoos, by the name `--zoo` takes: their package.
+ZOOS = {"main": "tests.zoo", "special": "tests.special_zoo"}
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.zoo", description=__doc__)
+    parser.add_argument("--zoo", choices=sorted(ZOOS), default="main", help="which zoo (default: main, tests/zoo)")
     parser.add_argument("--output", type=Path, help="write OUTPUT.md and OUTPUT.json (default: print Markdown)")
     parser.add_argument("--seeds", type=int, default=10, help="seeds of the fast profile (default 10)")
     parser.add_argument("--thorough-seeds", type=int, default=3, help="seeds of the thorough profile (default 3)")
@@ -89,7 +97,8 @@ def caught_bugs(repo: Path, algorithms: list[zoo.Algorithm], seed: int, work: Pa
 
 
 def measure(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
-    algorithms = [a for a in zoo.algorithms() if not args.algorithms or a.name in args.algorithms.split(",")]
+    chosen = zoo.algorithms(ZOOS[args.zoo])
+    algorithms = [a for a in chosen if not args.algorithms or a.name in args.algorithms.split(",")]
     names = [algorithm.name for algorithm in algorithms]
     base = args.seed_base if args.seed_base is not None else random.SystemRandom().randrange(2**31)
     fast_seeds = list(range(base, base + args.seeds))
@@ -101,7 +110,7 @@ def measure(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     repo = repos.render(template, scratch / "render", zoo.COMBINATION)
     for algorithm in algorithms:
         zoo.write(repo, algorithm)
-    results: dict[str, Any] = {"algorithms": names, "seed_base": base, "profiles": {}}
+    results: dict[str, Any] = {"zoo": args.zoo, "algorithms": names, "seed_base": base, "profiles": {}}
     for profile, seeds in [("fast", fast_seeds), ("thorough", thorough_seeds)]:
         _log(f"{profile}: {len(seeds)} seeds x {len(names)} algorithms")
         start = time.perf_counter()
@@ -130,11 +139,14 @@ def measure(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
 
 def markdown(results: dict[str, Any]) -> str:
     bugs = results["bugs"]
+    name = results.get("zoo", "main")
+    folder = ZOOS[name].replace(".", "/")
+    option = "" if name == "main" else f" --zoo {name}"
     lines = [
         "# The zoo: correct algorithms against their generated tests",
         "",
-        f"{len(results['algorithms'])} algorithms (tests/zoo), written apart from the harness; "
-        f"seeds from {results['seed_base']} (`python -m benchmarks.zoo --seed-base {results['seed_base']}` "
+        f"{len(results['algorithms'])} algorithms ({folder}), written apart from the harness; "
+        f"seeds from {results['seed_base']} (`python -m benchmarks.zoo{option} --seed-base {results['seed_base']}` "
         "repeats them).",
         "",
         "| profile | examples a test | seeds | runs | false alarms | minutes |",

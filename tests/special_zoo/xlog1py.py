@@ -9,7 +9,9 @@ import torch
 SCAFFOLD = ["xlog1py", "x", "y"]
 MIN_DIMS = 0
 SIDES = {}
-VALUES = {"y": "[-1, 10]"}
+# y > -1: at x = 0, y = -1, JAX's gradient for y is x / (1 + y), NaN, where SciPy's xlog1py is 0
+# for every y.
+VALUES = {"y": "(-1, 10]"}
 PARAMETERS = {}
 
 

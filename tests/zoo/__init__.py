@@ -9,7 +9,13 @@ porting mistakes as (backend, text, replacement, kind);
 `DTYPES`, where its ports lack a kernel for some dtypes (no float16 FFT in PyTorch on a CPU), the
 `dtypes` of its `SPEC`; and, where a seed once found one,
 `PINNED`: the inputs of a false alarm as (target, operands, parameters), which its test file then
-checks on every run, so that the harness cannot fail them again unseen. The zoo was written apart
+checks on every run, so that the harness cannot fail them again unseen. Optional too: no `jax`
+function where JAX lacks the algorithm (its stub stays, and its tests report "not implemented
+yet"); `CANNOT_HOLD`, the dtypes that cannot hold the problem, each with the reason (its `SPEC`'s
+`cannot_hold`); `TOLERANCES`, (rtol, atol) by dtype where a library is less exact than the
+defaults (its test module's `TOLERANCES`). VALUES may hold interval strings ("(0, 10]",
+"[-10, -0.5] | [0.5, 10]") as well as (low, high) pairs. tests/special_zoo/ is a second package
+of such modules, read and written by the same functions. The zoo was written apart
 from the harness, to test the harness on code it was not designed around: a correct algorithm must
 pass its generated tests under any seed (tests/test_zoo.py; `nox -s zoo` for many seeds), and
 every planted bug must fail them.
@@ -46,12 +52,14 @@ class Algorithm:
     scaffold: tuple[str, ...]
     min_dims: int
     sides: dict[str, tuple[int | str, int | str]]
-    values: dict[str, tuple[float | None, float | None]]
+    values: dict[str, tuple[float | None, float | None] | str]  # (low, high), or intervals: "(0, 10]"
     parameters: dict[str, str]  # parameter -> its strategy, as source text
     bodies: dict[str, str]  # backend (or array_api) -> its function's body, indented by 4
     bugs: tuple[Bug, ...]
     pinned: tuple[tuple[str, tuple[Any, ...], dict[str, Any]], ...] = ()
     dtypes: tuple[str, ...] | None = None  # None: every dtype of the harness
+    cannot_hold: dict[str, str] | None = None  # dtype -> why it cannot hold the problem
+    tolerances: dict[str, tuple[float, float]] | None = None  # dtype -> (rtol, atol)
 
 
 def _body(text: str, function: str) -> str:
@@ -85,10 +93,15 @@ def read(module: Any) -> Algorithm:
         sides=module.SIDES,
         values=module.VALUES,
         parameters=module.PARAMETERS,
-        bodies={backend: _body(text, backend) for backend in implementations(module.SCAFFOLD)},
+        # A missing port (JAX lacks the function) keeps its scaffolded stub.
+        bodies={
+            backend: _body(text, backend) for backend in implementations(module.SCAFFOLD) if hasattr(module, backend)
+        },
         bugs=bugs,
         pinned=tuple(getattr(module, "PINNED", ())),
         dtypes=getattr(module, "DTYPES", None),
+        cannot_hold=getattr(module, "CANNOT_HOLD", None),
+        tolerances=getattr(module, "TOLERANCES", None),
     )
 
 
@@ -97,12 +110,10 @@ def implementations(scaffold: list[str]) -> tuple[str, ...]:
     return SHARED if "--array-api" in scaffold else BACKENDS
 
 
-def algorithms() -> list[Algorithm]:
-    """Every algorithm of the zoo, by name."""
-    found = [
-        read(importlib.import_module(f"{__name__}.{info.name}"))
-        for info in pkgutil.iter_modules([str(Path(__file__).parent)])
-    ]
+def algorithms(package: str = __name__) -> list[Algorithm]:
+    """Every algorithm of a zoo package (this one by default; "tests.special_zoo"), by name."""
+    folder = Path(importlib.import_module(package).__file__ or "").parent
+    found = [read(importlib.import_module(f"{package}.{info.name}")) for info in pkgutil.iter_modules([str(folder)])]
     return sorted(found, key=lambda algorithm: algorithm.name)
 
 
@@ -125,10 +136,27 @@ def write(repo: Path, algorithm: Algorithm, combination: Combination = COMBINATI
     text = text.replace("    values={},\n", f"    values={algorithm.values!r},\n")
     if algorithm.dtypes:
         text = text.replace("    dtypes=parity.DTYPES,\n", f"    dtypes={algorithm.dtypes!r},\n")
+    if algorithm.cannot_hold:
+        text = _after_line(text, "    dtypes=", f"    cannot_hold={algorithm.cannot_hold!r},\n")
+    if algorithm.tolerances:
+        entries = ", ".join(
+            f"{dtype!r}: Tolerance(rtol={rtol!r}, atol={atol!r})"
+            for dtype, (rtol, atol) in algorithm.tolerances.items()
+        )
+        line = "TOLERANCES: dict[str, Tolerance] = {}\n"
+        assert line in text, f"no {line!r} in {test}"
+        text = text.replace(line, f"TOLERANCES: dict[str, Tolerance] = {{{entries}}}\n")
     text = _with_parameters(text, algorithm.parameters)
     if algorithm.pinned:
         text += PINNED_TEST.format(name=algorithm.name, pinned=algorithm.pinned)
     test.write_text(text, encoding="utf-8")
+
+
+def _after_line(text: str, start: str, addition: str) -> str:
+    """`text` with `addition` after its first line that starts with `start`."""
+    lines = text.splitlines(keepends=True)
+    index = next(i for i, line in enumerate(lines) if line.startswith(start))
+    return "".join([*lines[: index + 1], addition, *lines[index + 1 :]])
 
 
 #: The test of the inputs of past false alarms, after the generated tests of an algorithm.
