@@ -1,9 +1,10 @@
-"""The harness's rules for ill-conditioned problems, exact cancellations, kinks that meet and tests
-that compare nothing (the generated repo's tests/parity/__init__.py states them), on algorithms of
-the kinds that raised false alarms: tests/harness_cases.py, written into a generated repo and run
-there with ``pytest -v``. Correct code passes and says how many calls it compared; planted bugs
-fail with a comparison; a test that compared nothing fails and says why; a dtype that cannot hold
-the problem skips with that reason.
+"""The harness's rules for ill-conditioned problems, exact cancellations, kinks that meet, poles and
+tests that compare nothing (the generated repo's tests/parity/__init__.py states them), on
+algorithms of the kinds that raised false alarms: tests/harness_cases.py and
+tests/harness_cases_special.py, written into a generated repo and run there with ``pytest -v``.
+Correct code passes and says how many calls it compared; planted bugs fail with a comparison; a
+test that compared nothing fails and says why; a dtype that cannot hold the problem skips with
+that reason.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ import pytest
 
 from tests.render import Combination, Render
 
-CASES = Path(__file__).with_name("harness_cases.py")
+#: Each file of cases, by the name it gets in the generated repo.
+CASES = {
+    "test_harness_cases.py": Path(__file__).with_name("harness_cases.py"),
+    "test_harness_special_cases.py": Path(__file__).with_name("harness_cases_special.py"),
+}
 #: Nothing cached between runs: the repo is a fresh copy, without an example database.
 OPTIONS = ["-p", "no:cacheprovider"]
 
@@ -44,11 +49,12 @@ class Run:
 def run(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> Run:
     work = tmp_path_factory.mktemp("harness-rules")
     repo = Path(shutil.copytree(rendered("cookiecutter", Combination("single", jax=True)), work / "repo"))
-    shutil.copy(CASES, repo / "tests" / "test_harness_cases.py")
+    for name, cases in CASES.items():
+        shutil.copy(cases, repo / "tests" / name)
     env = {key: value for key, value in os.environ.items() if key not in {"REQUIRE_DEVICE", "CI"}}
     junit = work / "junit.xml"
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "tests/test_harness_cases.py", "-v", *OPTIONS, f"--junitxml={junit}"],
+        [sys.executable, "-m", "pytest", *(f"tests/{name}" for name in CASES), "-v", *OPTIONS, f"--junitxml={junit}"],
         cwd=repo,
         env=env | {"PYTHONPATH": str(repo / "src"), "HYPOTHESIS_PROFILE": "fast"},
         capture_output=True,
@@ -117,7 +123,7 @@ def test_a_float64_disagreement_as_small_as_a_librarys_names_the_tolerance_that_
 def test_an_element_no_step_can_measure_passes_and_is_counted_with_the_reason(run: Run) -> None:
     name = "test_correct_tangent_gradient_beside_a_pole_inside_every_step[torch-float64-cpu]"
     assert run.outcomes[name].outcome == "passed", run.outcomes[name].message
-    unmeasured = "1 element unmeasured: a pole or a jump inside every finite-difference step (x)"
+    unmeasured = "1 element unmeasured: a pole, a jump or a period inside every finite-difference step (x)"
     assert f"{name} PASSED (1 compared; {unmeasured})" in run.output, run.output[-3000:]
 
 

@@ -101,11 +101,15 @@ def test_stays_on_the_input_device(target: Target) -> None:
 @parity.over(["torch", "jax"], ["float64"])
 @given(data=st.data())
 def test_gradient_matches_reference(target: Target, data: st.DataObject) -> None:
-    extremes = data.draw(st.booleans(), label="extremes")
-    operands, parameters = draw(data, target, extremes=extremes, max_side=4)
-    parity.assert_gradient_matches_reference(
-        log_softmax, target, operands, parameters, compare_values=not extremes
-    )
+    # Moderate values in every example, compared; extreme ones too in about half, where only a
+    # NaN or infinite gradient fails.
+    operands, parameters = draw(data, target, max_side=4)
+    parity.assert_gradient_matches_reference(log_softmax, target, operands, parameters)
+    if data.draw(st.booleans(), label="extremes"):
+        operands, parameters = draw(data, target, extremes=True, max_side=4)
+        parity.assert_gradient_matches_reference(
+            log_softmax, target, operands, parameters, compare_values=False
+        )
 
 
 @parity.over(["torch"], ["float32"])

@@ -1,0 +1,264 @@
+"""The harness's rules on functions nobody here wrote (issue 46: poles, periods, signed zeros,
+0-d operands) and on a Spec's domains in interval notation: written into a generated repo as
+tests/test_harness_special_cases.py beside tests/harness_cases.py (whose docstring says what the
+test names promise) and run there by tests/test_harness_rules.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import parity
+import pytest
+import torch
+from hypothesis import Phase, find, given, settings
+from hypothesis import strategies as st
+from parity import Target
+
+
+def _jnp() -> Any:
+    import jax.numpy as jnp
+
+    return jnp
+
+
+# --- Functions nobody here wrote: poles, periods, signed zeros, 0-d operands (issue 46) ----------
+
+
+def reciprocal(x: Any) -> Any:
+    """1 / x: a pole at 0, where the slope -1/x² is beyond float64 for |x| < 1e-154."""
+    if isinstance(x, np.ndarray):
+        return np.asarray(1.0 / x)
+    return torch.reciprocal(x)
+
+
+@parity.over(["torch"], ["float64"])
+def test_correct_reciprocal_gradient_at_a_pole(target: Target) -> None:
+    # 4e-269: every step of 6e-6 crosses the pole, and the exact slope overflows (-inf passes);
+    # 1e-20: a slope of -1e40, measured with steps relative to x.
+    x = np.array([4e-269, -1e-20, 1e-20, -3.0])
+    parity.assert_gradient_matches_reference(reciprocal, target, (x,))
+
+
+@parity.over(["torch"])
+def test_correct_reciprocal_near_float64s_largest_value(target: Target) -> None:
+    # Results near 1.8e308: the room of such an element overflows; no warning may escape.
+    x = np.array([1e-308, -2.3e-308, 5.6e-309, 0.5])
+    parity.assert_matches_reference(reciprocal, target, (x,))
+
+
+def fmod(x: Any, y: Any) -> Any:
+    """x - trunc(x / y) * y, the remainder with the sign of x: a period of |y|."""
+    if isinstance(x, np.ndarray):
+        return np.asarray(np.fmod(x, y))
+    return torch.fmod(x, y)
+
+
+@parity.over(["torch"], ["float64"])
+def test_correct_fmod_gradient_with_a_period_narrower_than_every_step(target: Target) -> None:
+    # y = 1e-24: each step of 6e-6 spans 6e18 periods and measures about 0; the slope in x is 1.
+    x, y = np.array([0.0, 0.25]), np.array([1e-24, 0.75])
+    parity.assert_gradient_matches_reference(fmod, target, (x, y), wrt=[0])
+
+
+def angle(x: Any) -> Any:
+    """The argument of a real number: 0 for x >= 0, pi for x < 0."""
+    if isinstance(x, np.ndarray):
+        return np.asarray(np.angle(x))
+    return torch.angle(x)
+
+
+@parity.over(["torch"])
+def test_correct_angle_at_a_signed_zero(target: Target) -> None:
+    # In float16, -1e-9 rounds to -0.0: NumPy's angle of -0.0 is pi, PyTorch's 0. Either side
+    # of a jump within the dtype's rounding is a faithful answer.
+    x = np.array([-1e-9, -0.0, 0.0, 0.5, -2.0])
+    parity.assert_matches_reference(angle, target, (x,))
+
+
+def sine(x: Any) -> Any:
+    """sin x, the reference a plain ufunc: a NumPy scalar for a 0-d x."""
+    if isinstance(x, np.ndarray):
+        return np.sin(x)
+    return torch.sin(x)
+
+
+@parity.over(["torch"], ["float64"])
+def test_correct_sine_of_a_0d_operand(target: Target) -> None:
+    parity.assert_matches_reference(sine, target, (np.array(0.5),))
+    parity.assert_gradient_matches_reference(sine, target, (np.array(0.5),))
+
+
+def entropy_term(x: Any) -> Any:
+    """-x log x (0 at 0, -inf below): both differences at 0 are infinite."""
+    if isinstance(x, np.ndarray):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(np.where(x > 0, -x * np.log(x), np.where(x == 0, 0.0, -np.inf)))
+    return torch.special.entr(x)
+
+
+@parity.over(["torch"], ["float64"])
+def test_correct_entropy_term_gradient_at_0(target: Target) -> None:
+    parity.assert_gradient_matches_reference(entropy_term, target, (np.array([0.0, 0.5]),))
+
+
+def tangent_in_float64(x: Any) -> Any:
+    """tan x, the reference computing in float64 whatever it is given (as SciPy's functions do)."""
+    if isinstance(x, np.ndarray):
+        return np.tan(x.astype(np.float64))
+    return torch.tan(x)
+
+
+@parity.over(["torch"], ["float64"])
+def test_correct_tangent_gradient_beside_a_pole_inside_every_step(target: Target) -> None:
+    # float64's nearest pi/2 lies 6e-17 from the pole, closer than its spacing (2.2e-16): every
+    # step crosses it, and the reference has no long double run. The element passes unmeasured,
+    # and -v says so; 0.5 is measured.
+    x = np.array([np.pi / 2, 0.5])
+    parity.assert_gradient_matches_reference(tangent_in_float64, target, (x,))
+
+
+def sine_less_exact(x: Any) -> Any:
+    """The bug: a library as exact as PyTorch's special functions (1e-9 relative)."""
+    if isinstance(x, np.ndarray):
+        return np.sin(x)
+    return torch.sin(x) * (1 + 1e-9)
+
+
+@parity.over(["torch"], ["float64"])
+def test_bug_sine_as_exact_as_a_library_says_which_tolerance_accepts_it(target: Target) -> None:
+    parity.assert_matches_reference(sine_less_exact, target, (np.array([0.5, 1.0, 2.0]),))
+
+
+# --- Values with holes and open ends: a Spec's domain in interval notation ----------------------
+# Each draw, ordinary or extreme, and each fixed operand stays inside the domain as the target's
+# dtype rounds it: never on an excluded end (log of 0), never in a hole (1 / 0).
+
+
+def one_over(x: Any) -> Any:
+    """1 / x, away from its pole at 0."""
+    if isinstance(x, np.ndarray):
+        return np.asarray(1.0 / x)
+    return 1.0 / x
+
+
+def logarithm(x: Any) -> Any:
+    """log x, on (0, inf): -inf at the excluded end 0."""
+    if isinstance(x, np.ndarray):
+        return np.asarray(np.log(x))
+    if isinstance(x, torch.Tensor):
+        return torch.log(x)
+    return _jnp().log(x)
+
+
+AWAY_FROM_ZERO = parity.Spec(shapes={"x": "..."}, values={"x": "[-10, -0.5] | [0.5, 10]"})
+OPEN_AT_ZERO = parity.Spec(shapes={"x": "..."}, values={"x": "(0, 10]"})
+
+
+def _as_the_target_sees(target: Target, x: np.ndarray) -> np.ndarray:
+    """`x` rounded to the target's dtype, as the harness converts it, back in float64."""
+    return np.asarray(parity.BACKENDS[target.backend].to_numpy(target.asarray(x)), np.float64)
+
+
+def _away_from_zero(x: np.ndarray) -> bool:
+    return bool(np.all(((x >= -10) & (x <= -0.5)) | ((x >= 0.5) & (x <= 10))))
+
+
+def _open_at_zero(x: np.ndarray) -> bool:
+    return bool(np.all((x > 0) & (x <= 10)))
+
+
+@parity.over()
+@given(data=st.data())
+def test_correct_reciprocal_away_from_zero(target: Target, data: st.DataObject) -> None:
+    (x,) = data.draw(parity.operands(target, AWAY_FROM_ZERO, extremes=True), label="x")
+    assert _away_from_zero(x), x
+    assert _away_from_zero(_as_the_target_sees(target, x)), x
+    parity.assert_matches_reference(one_over, target, (x,))
+
+
+@parity.over()
+@given(data=st.data())
+def test_correct_log_on_an_open_interval(target: Target, data: st.DataObject) -> None:
+    (x,) = data.draw(parity.operands(target, OPEN_AT_ZERO, extremes=True), label="x")
+    assert _open_at_zero(x), x
+    assert _open_at_zero(_as_the_target_sees(target, x)), x
+    parity.assert_matches_reference(logarithm, target, (x,))
+
+
+@parity.over()
+def test_correct_log_at_the_ends_of_an_open_interval(target: Target) -> None:
+    # The extreme draws put the lowest and the largest allowed value into an array: here, in
+    # every dtype, its smallest normal number (not 0, nor a subnormal) and 10.
+    x = find(parity.arrays(target, (2,), extremes=True, values="(0, 10]"), lambda _: True)
+    seen = _as_the_target_sees(target, x)
+    assert sorted(seen) == [float(torch.finfo(getattr(torch, target.dtype)).tiny), 10.0], seen
+    parity.assert_matches_reference(logarithm, target, (x,))
+
+
+def test_correct_fixed_operands_stay_in_holes_and_open_ends_in_every_dtype() -> None:
+    for spec, inside in [(AWAY_FROM_ZERO, _away_from_zero), (OPEN_AT_ZERO, _open_at_zero)]:
+        fixed = [parity.sized_operands(spec, 2000, seed=seed)[0] for seed in range(3)]
+        fixed += [parity.edge_operands(spec, "smallest")[0]]
+        for x, dtype in itertools.product(fixed, parity.DTYPES):
+            assert inside(_as_the_target_sees(Target("torch", dtype), x)), (dtype, x)
+    # Uniform within the union: both intervals drawn, about as often (they are as wide).
+    drawn = parity.sized_operands(AWAY_FROM_ZERO, 2000)[0]
+    assert 0.4 < np.mean(drawn < 0) < 0.6
+    # 1 where the domain holds it, else the middle of its widest interval.
+    assert parity.edge_operands(AWAY_FROM_ZERO, "smallest")[0].item() == 1.0
+    spec = parity.Spec(shapes={"x": "..."}, values={"x": "(1, 3) | [5, 6]"})
+    middle = parity.edge_operands(spec, "smallest")[0].item()
+    assert 1 < middle < 3, middle
+    assert abs(middle - 2) < 0.01, middle  # of the values bfloat16 holds inside (1, 3)
+
+
+def test_correct_extreme_draws_leave_ordinary_calls() -> None:
+    # operands(extremes=True) first draws whether a call holds extremes: the simplest example
+    # is an ordinary call, within -10 to 10, so each run compares ordinary calls too.
+    looking = settings(max_examples=200, database=None, phases=list(Phase))
+    for dtype in ["float32", "float16"]:
+        drawn = parity.operands(Target("torch", dtype), parity.Spec(shapes={"x": "...d"}), extremes=True)
+        (x,) = find(drawn, lambda operands: operands[0].size > 0, settings=looking)
+        assert np.all(np.abs(x) <= 10), x
+        (x,) = find(drawn, lambda operands: np.abs(operands[0]).max() > 10, settings=looking)
+        assert np.abs(x).max() == min(1e4, float(torch.finfo(getattr(torch, dtype)).eps) ** -0.5)
+
+
+def test_correct_spec_refuses_a_domain_and_says_what_to_type() -> None:
+    how = 'write intervals such as "(0, 10]"'
+    for values, problem in [
+        ("[0, 10", "'[0, 10' is not an interval"),
+        ("(5, 1)", "its low end 5 is above its high end 1"),
+        ("(1, 1)", "holds no value"),
+        ("[0, ten]", "is not a number"),
+        ("[-10, -0.5] [0.5, 10]", "is not an interval"),
+        ((5, 1), "its low end 5 is above its high end 1"),
+        ((0,), how),
+    ]:
+        with pytest.raises(ValueError, match="values 'x': ") as refused:
+            parity.Spec(shapes={"x": "..."}, values={"x": values})
+        assert problem in str(refused.value), refused.value
+        assert how in str(refused.value) or isinstance(values, tuple), refused.value
+    # Tuples as before; interval notation with open ends, unions and no bound.
+    assert parity.Spec(shapes={"x": "..."}, values={"x": (0.0, None)}).value_range("x") == (0.0, None)
+    spec = parity.Spec(shapes={"x": "..."}, values={"x": "(-inf, -1) | [1, inf)"})
+    assert [str(interval) for interval in spec.domain("x")] == ["(-inf, -1)", "[1, inf)"]
+    assert spec.value_range("x") == (None, None)
+
+
+def test_correct_spec_declarations_are_checked() -> None:
+    spec = parity.Spec(
+        shapes={"x": "..."},
+        no_gradient="torch.floor_divide returns no graph",
+        cannot_hold={"float16": "exp(x) overflows from 11"},
+    )
+    assert spec.no_gradient == "torch.floor_divide returns no graph"
+    with pytest.raises(ValueError, match="cannot_hold 'half': not a dtype; choose among"):
+        parity.Spec(shapes={"x": "..."}, cannot_hold={"half": "why"})
+    with pytest.raises(ValueError, match="cannot_hold 'float16': give the reason"):
+        parity.Spec(shapes={"x": "..."}, cannot_hold={"float16": ""})
+    with pytest.raises(TypeError, match="no_gradient=True: give the reason"):
+        parity.Spec(shapes={"x": "..."}, no_gradient=True)  # type: ignore[arg-type,unused-ignore]
