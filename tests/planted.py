@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
@@ -166,6 +167,25 @@ def run_round(repo: Path, algorithms: Sequence[str], work: Path) -> Round:
         check=False,
     )
     return Round(result.returncode, result.stdout + result.stderr, first_failures(work / "junit.xml"))
+
+
+def run_each_round(
+    repo: Path,
+    rounds_of_bugs: Sequence[tuple[Bug, ...]],
+    everything: Sequence[str],
+    combination: Combination,
+    new_folder: Callable[[], Path],
+) -> dict[tuple[Bug, ...], Round]:
+    """`repo` as it is (key (), the test files of the algorithms in `everything`), then each
+    round's bugs planted in a copy of it (in a folder from `new_folder`), run by `run_round`."""
+    done = {}
+    for bugs in [(), *rounds_of_bugs]:
+        work = new_folder()
+        copy = Path(shutil.copytree(repo, work / "repo"))
+        for bug in bugs:
+            bug.plant(copy, combination)
+        done[bugs] = run_round(copy, [bug.algorithm for bug in bugs] or everything, work)
+    return done
 
 
 def run_seeds(

@@ -11,13 +11,12 @@ long proof under fresh seeds.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests import zoo
-from tests.planted import Bug, Round, rounds, run_round
+from tests.planted import Bug, Round, rounds, run_each_round
 from tests.render import Render
 
 PACKAGE = "tests.special_zoo"
@@ -39,23 +38,14 @@ KINDS = {
 @pytest.fixture(scope="module")
 def written(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A generated repo with every function of the special zoo written into it."""
-    repo = Path(shutil.copytree(rendered("cookiecutter", zoo.COMBINATION), tmp_path_factory.mktemp("special") / "repo"))
-    for algorithm in ALGORITHMS:
-        zoo.write(repo, algorithm)
-    return repo
+    into = tmp_path_factory.mktemp("special") / "repo"
+    return zoo.written(rendered("cookiecutter", zoo.COMBINATION), ALGORITHMS, into)
 
 
 @pytest.fixture(scope="module")
 def outcomes(written: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[Bug, ...], Round]:
     """The zoo without bugs (key ()), then with every bug planted (one round), run."""
-    done = {}
-    for bugs in [(), *ROUNDS]:
-        work = tmp_path_factory.mktemp("round")
-        repo = Path(shutil.copytree(written, work / "repo"))
-        for bug in bugs:
-            bug.plant(repo, zoo.COMBINATION)
-        done[bugs] = run_round(repo, [bug.algorithm for bug in bugs] or sorted(NAMES), work)
-    return done
+    return run_each_round(written, ROUNDS, sorted(NAMES), zoo.COMBINATION, lambda: tmp_path_factory.mktemp("round"))
 
 
 def test_the_special_zoo_covers_hard_numerics() -> None:

@@ -9,13 +9,12 @@ seeds, the default and the thorough hypothesis profiles (benchmarks/zoo.py, READ
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests import zoo
-from tests.planted import Bug, Round, rounds, run_round
+from tests.planted import Bug, Round, rounds, run_each_round
 from tests.render import Render
 
 ALGORITHMS = zoo.algorithms()
@@ -26,23 +25,16 @@ ROUNDS = rounds(BUGS)
 @pytest.fixture(scope="module")
 def written(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A generated repo with every algorithm of the zoo written into it."""
-    repo = Path(shutil.copytree(rendered("cookiecutter", zoo.COMBINATION), tmp_path_factory.mktemp("zoo") / "repo"))
-    for algorithm in ALGORITHMS:
-        zoo.write(repo, algorithm)
-    return repo
+    into = tmp_path_factory.mktemp("zoo") / "repo"
+    return zoo.written(rendered("cookiecutter", zoo.COMBINATION), ALGORITHMS, into)
 
 
 @pytest.fixture(scope="module")
 def outcomes(written: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[Bug, ...], Round]:
     """Each round of bugs, planted and run, by its bugs; () is the zoo without bugs."""
-    done = {}
-    for bugs in [(), *ROUNDS]:
-        work = tmp_path_factory.mktemp("round")
-        repo = Path(shutil.copytree(written, work / "repo"))
-        for bug in bugs:
-            bug.plant(repo, zoo.COMBINATION)
-        done[bugs] = run_round(repo, [bug.algorithm for bug in bugs] or [a.name for a in ALGORITHMS], work)
-    return done
+    return run_each_round(
+        written, ROUNDS, [a.name for a in ALGORITHMS], zoo.COMBINATION, lambda: tmp_path_factory.mktemp("round")
+    )
 
 
 def test_the_zoo_covers_the_kinds_of_algorithms_researchers_write() -> None:

@@ -26,15 +26,18 @@ def pytorch(x):
 def jax(x):
     import jax
 
-    return jax.scipy.special.i1(x)
+    # Not jax.scipy.special.i1(x): it multiplies i1e(x) by e^|x|, inf in float32 from 88.7, where
+    # I1 (1.9e37 at 89) is not. e^(|x|/2) on each side of the product keeps every factor finite.
+    half = jax.numpy.exp(jax.numpy.abs(x) / 2)
+    return half * jax.scipy.special.i1e(x) * half
 
 
 #: Planted bugs: (backend, exact text in that function's body, replacement, kind).
 BUGS = [
     (
         "jax",
-        "jax.scipy.special.i1(x)",
-        "jax.scipy.special.i1e(x) * jax.numpy.exp(x)",
+        "jax.numpy.exp(jax.numpy.abs(x) / 2)",
+        "jax.numpy.exp(x / 2)",
         "unscaling by e^x for e^|x| (wrong for negative x)",
     ),
 ]

@@ -27,8 +27,10 @@ import ast
 import importlib
 import pkgutil
 import re
+import shutil
 import sys
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,6 +120,14 @@ def algorithms(package: str = __name__) -> list[Algorithm]:
 
 
 # --- Writing an algorithm into a generated repo ------------------------------------------------
+
+
+def written(rendered: Path, algorithms: Sequence[Algorithm], into: Path) -> Path:
+    """A copy of the `rendered` repo (`COMBINATION`) at `into`, each of `algorithms` written in."""
+    repo = Path(shutil.copytree(rendered, into))
+    for algorithm in algorithms:
+        write(repo, algorithm)
+    return repo
 
 
 def write(repo: Path, algorithm: Algorithm, combination: Combination = COMBINATION) -> None:
