@@ -71,8 +71,9 @@ def load(path: Path) -> ModuleType:
     return module
 
 
-# The choice of torch index, shared with the tests and benchmarks.
+# The choice of torch index, shared with the tests and benchmarks; parity's wheel from this tree.
 TORCH_INDEX = load(ROOT / "tests" / "torch_index.py")
+WHEELHOUSE = load(ROOT / "tests" / "wheelhouse.py")
 REQUIRE_GPU = os.environ.get("REQUIRE_GPU", "") not in {"", "0"}
 
 
@@ -121,6 +122,23 @@ def install_torch(session: nox.Session) -> None:
             " set TORCH_INDEX_URL, or run nox with --default-venv-backend virtualenv"
         )
     session.install(f"torch=={version}", *(["--index-url", index_url] if index_url else []))
+
+
+def parity_wheelhouse(session: nox.Session) -> Path:
+    """Build the parity harness's wheel from this tree into this session's folder, where the
+    generated repos' installs find it (they pin the release that this tree is); return the wheel."""
+    folder = workdir(session) / "wheelhouse"
+    shutil.rmtree(folder, ignore_errors=True)
+    wheel: Path = WHEELHOUSE.build(folder)
+    session.env.update(WHEELHOUSE.find_links(folder))
+    return wheel
+
+
+def install_test_requirements(session: nox.Session) -> None:
+    """torch, then the test group and the parity harness as a generated repo's suite gets it: its
+    wheel, built from this tree and installed from a local folder."""
+    install_torch(session)
+    session.install(*nox.project.dependency_groups(PYPROJECT, "test"), str(parity_wheelhouse(session)))
 
 
 def workdir(session: nox.Session) -> Path:
@@ -205,11 +223,13 @@ def why_no_gpu() -> str | None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """Lint and type-check this repo; lint every rendered combination and its workflows."""
-    install_torch(session)  # mypy checks the tests and benchmarks against the libraries they run with
+    install_test_requirements(session)  # mypy checks the code against the libraries it runs with
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check")
     session.run("ruff", "format", "--check")
     session.run("mypy")
+    with session.chdir(WHEELHOUSE.PARITY):  # the harness, under its own (the generated repos') settings
+        session.run("mypy")
     check_github(session, ROOT)
     for (layout, jax), combination in zip(COMBINATIONS, COMBINATION_IDS, strict=True):
         session.log(f"{combination}: ruff, the workflows and Dependabot config of the generated repo")
@@ -223,8 +243,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the template's own test suite (pass pytest options after `--`)."""
-    install_torch(session)
-    session.install(*nox.project.dependency_groups(PYPROJECT, "test"))
+    install_test_requirements(session)
     # One pytest worker per CPU, each taking whole test files (which share renders and fixtures);
     # `-- -n 0` runs in one process.
     session.run("python", "-m", "pytest", "--numprocesses=logical", "--dist=loadfile", *session.posargs)
@@ -236,6 +255,7 @@ def generated(session: nox.Session, layout: str, jax: bool) -> None:
     """Render a combination; run its own sessions on the CPU: all in split-jax, the tests elsewhere."""
     session.install(requirement("test", "cookiecutter"))
     project = render(session, layout, jax, workdir(session) / "render")
+    parity_wheelhouse(session)
     # Where torch comes from pip's configuration, the generated repo installs with pip: uv ignores it.
     index_url = torch_index_url(session)
     session.env["TORCH_INDEX_URL"] = index_url
@@ -259,8 +279,7 @@ def engines(session: nox.Session) -> None:
 def slurm_time_limit(session: nox.Session) -> None:
     """A Slurm job that meets a real time limit, requeues itself and finishes (1-1.5 minutes; needs
     root and Debian's slurm-wlm, munge, iproute2, else it skips and says why). `.ci/run` runs it."""
-    install_torch(session)
-    session.install(*nox.project.dependency_groups(PYPROJECT, "test"))
+    install_test_requirements(session)
     session.run("python", "-m", "pytest", "-m", "time_limit", "tests/test_time_limit.py", *session.posargs)
 
 
@@ -277,6 +296,7 @@ def generated_cuda(session: nox.Session, layout: str, jax: bool) -> None:
         session.skip(f"{reason}. Set REQUIRE_GPU=1 (or pass `-- --require-gpu`) to fail instead")
     session.install(requirement("test", "cookiecutter"))
     project = render(session, layout, jax, workdir(session) / "render")
+    parity_wheelhouse(session)
     session.env["REQUIRE_GPU"] = "1"  # found above: the generated session must not skip
     pytest_args = [arg for arg in session.posargs if arg != "--require-gpu"]
     run_generated(session, project, "-s", "tests_cuda", "--", *pytest_args, backend=session.venv_backend)
@@ -290,8 +310,7 @@ def zoo(session: nox.Session) -> None:
     every planted bug; writes benchmarks/zoo.md and .json (`-- --seeds 2 --thorough-seeds 0` for a
     short run; `-- --help` for the options).
     """
-    install_torch(session)
-    session.install(*nox.project.dependency_groups(PYPROJECT, "test"))
+    install_test_requirements(session)
     session.run("python", "-m", "benchmarks.zoo", "--output", "benchmarks/zoo", *session.posargs)
 
 
@@ -301,8 +320,8 @@ def benchmark(session: nox.Session) -> None:
 
     Writes benchmarks/results.md and .json; `-- --sections dispatch,import` runs some parts only.
     """
-    install_torch(session)
-    session.install(*nox.project.dependency_groups(PYPROJECT, "test"), "virtualenv")
+    install_test_requirements(session)
+    session.install("virtualenv")
     session.run("python", "-m", "benchmarks.run", "--output", "benchmarks/results", *session.posargs)
 
 

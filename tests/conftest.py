@@ -3,6 +3,7 @@ the repos that test_update.py and test_update_answers.py update from v1.0.0 to v
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from tests.render import (
 )
 from tests.slurm_cluster import Cluster, two_node_cluster, why_no_cluster
 from tests.updating import CONFLICTING_EDITS, CONVENTION_CHANGES, ENGINES, drop_softmax, work_on
+from tests.wheelhouse import build, find_links
 
 
 @pytest.fixture(autouse=True)
@@ -38,6 +40,25 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.org")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.org")
+
+
+@pytest.fixture(scope="session")
+def parity_wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding parity's wheel from this tree: the one nox's tests session built and named
+    in PIP_FIND_LINKS, else one built here."""
+    given = Path(os.environ.get("PIP_FIND_LINKS") or os.devnull)
+    if any(given.glob("parity-*.whl")):
+        return given
+    folder = tmp_path_factory.mktemp("wheelhouse")
+    build(folder)
+    return folder
+
+
+@pytest.fixture
+def finds_parity(parity_wheelhouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pip and uv, in this test's processes, find the parity that generated repos pin."""
+    for name, value in find_links(parity_wheelhouse).items():
+        monkeypatch.setenv(name, value)
 
 
 @pytest.fixture(scope="session")

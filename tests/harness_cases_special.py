@@ -239,7 +239,7 @@ def test_correct_spec_refuses_a_domain_and_says_what_to_type() -> None:
         ((0,), how),
     ]:
         with pytest.raises(ValueError, match="values 'x': ") as refused:
-            parity.Spec(shapes={"x": "..."}, values={"x": values})
+            parity.Spec(shapes={"x": "..."}, values={"x": values})  # type: ignore[dict-item]  # wrong on purpose
         assert problem in str(refused.value), refused.value
         assert how in str(refused.value) or isinstance(values, tuple), refused.value
     # Tuples as before; interval notation with open ends, unions and no bound.

@@ -67,9 +67,11 @@ def test_stubs_of_an_earlier_release_stay_expected_failures(tmp_path: Path) -> N
     copier_update(repo)
     assert (repo / "src" / "my_research_project" / "mse.py").read_text(encoding="utf-8") == stub
     assert "NotYetImplemented" in (repo / "src" / "my_research_project" / "_dispatch.py").read_text(encoding="utf-8")
-    # The harness was one file then and is a package now: the update takes the file away.
+    # The harness was one file then, and is a package the repo depends on now: the update takes
+    # the vendored copy away and pins the package; the tests' `import parity` finds it installed.
     assert not (repo / "tests" / "parity.py").exists()
-    assert (repo / "tests" / "parity" / "__init__.py").is_file()
+    assert not (repo / "tests" / "parity").exists()
+    assert "parity==" in (repo / "pyproject.toml").read_text(encoding="utf-8")
 
     env = {"PYTHONPATH": str(repo / "src"), "HYPOTHESIS_PROFILE": "ci", "PATH": str(Path(sys.executable).parent)}
     result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rx", "tests"], cwd=repo, env=env)

@@ -1,5 +1,5 @@
 """The harness's rules for ill-conditioned problems, exact cancellations, kinks that meet, poles and
-tests that compare nothing (the generated repo's tests/parity/__init__.py states them), on
+tests that compare nothing (`help(parity)` states them), on
 algorithms of the kinds that raised false alarms: tests/harness_cases.py and
 tests/harness_cases_special.py, written into a generated repo and run there with ``pytest -v``.
 Correct code passes and says how many calls it compared; planted bugs fail with a comparison; a
@@ -147,7 +147,7 @@ def test_a_test_that_compared_nothing_fails_and_says_why(run: Run) -> None:
 
 
 def test_a_module_that_fails_to_import_is_an_error_not_a_crash(rendered: Render, tmp_path: Path) -> None:
-    # conftest.py's `PASSED (N compared)` report reads the properties of test reports only: a
+    # The plugin's `PASSED (N compared)` report reads the properties of test reports only: a
     # collection report, which has none, is pytest's to show.
     repo = Path(shutil.copytree(rendered("cookiecutter", Combination("single", jax=False)), tmp_path / "repo"))
     (repo / "tests" / "test_broken.py").write_text("import a_module_that_is_not_installed\n", encoding="utf-8")

@@ -1,7 +1,6 @@
 """Test code stays readable, and the tooling stays out of the way: no module of the template's
-tests or of a generated repo's tests (their helpers, such as the parity harness, included) is
-longer than 600 lines; the harness's modules share no private name; the generated repo's tooling
-does not grow unseen."""
+tests, of a generated repo's tests or of the parity harness is longer than 600 lines; the
+harness's modules share no private name; the generated repo's tooling does not grow unseen."""
 
 from __future__ import annotations
 
@@ -14,12 +13,12 @@ from tests.render import ROOT
 MAX_LINES = 600
 
 TEMPLATE = ROOT / "template"
+HARNESS = ROOT / "packages" / "parity" / "src" / "parity"
 #: What a generated repo holds besides its research (algorithms, their tests and pages, the
-#: training script, the docs' prose): the harness, the scaffold, benchmarks, results, sweeps,
-#: Slurm, the update, the dispatch helpers, the sessions. These files are copied, not rendered.
+#: training script, the docs' prose): the scaffold, benchmarks, results, sweeps, Slurm, the update,
+#: the dispatch helpers, the sessions (the harness is a package it depends on). These files are
+#: copied, not rendered.
 TOOLING = [
-    "tests/parity/*.py",
-    "tests/conftest.py",
     "scripts/**/*",
     "examples/resumable.py",
     "src/*/_dispatch.py",
@@ -28,24 +27,24 @@ TOOLING = [
 ]
 #: Their lines at the last count (docs/measurements.md has the history and its reasons). Raise it
 #: only with a reason written there: a researcher reads around these lines to find their own.
-TOOLING_LINES = 7805
+TOOLING_LINES = 4223
 
 
 def test_no_test_module_is_longer_than_600_lines() -> None:
-    modules = [*(ROOT / "tests").rglob("*.py"), *(TEMPLATE / "tests").rglob("*.py")]
+    modules = [*(ROOT / "tests").rglob("*.py"), *(TEMPLATE / "tests").rglob("*.py"), *HARNESS.glob("*.py")]
     lengths = {
         path.relative_to(ROOT).as_posix(): len(path.read_text(encoding="utf-8").splitlines()) for path in modules
     }
-    assert len(lengths) > 40  # both folders were found
+    assert len(lengths) > 50  # the three folders were found
     assert {name: count for name, count in lengths.items() if count > MAX_LINES} == {}
 
 
 def test_the_harness_modules_import_no_private_name_from_each_other() -> None:
-    # A name one module of tests/parity takes from another is part of the harness's inside API:
+    # A name one module of the harness takes from another is part of the harness's inside API:
     # public, so that each module reads on its own.
     crossing = [
         f"{path.name}: from .{node.module} import {alias.name}"
-        for path in sorted((TEMPLATE / "tests" / "parity").glob("*.py"))
+        for path in sorted(HARNESS.glob("*.py"))
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.ImportFrom) and node.level == 1
         for alias in node.names
@@ -59,7 +58,7 @@ def test_the_generated_tooling_does_not_grow() -> None:
     lines = {
         path.relative_to(TEMPLATE).as_posix(): len(path.read_text(encoding="utf-8").splitlines()) for path in files
     }
-    assert len([name for name in lines if name.startswith("tests/parity/")]) >= 10  # the globs found it
+    assert len([name for name in lines if name.startswith("scripts/")]) >= 10  # the globs found them
     total = sum(lines.values())
     largest = ", ".join(f"{name} {count}" for name, count in sorted(lines.items(), key=lambda item: -item[1])[:5])
     assert total <= TOOLING_LINES, (

@@ -59,6 +59,7 @@ def local_torch(python: str, version: str) -> str | None:
     return None if url.startswith("file:") else f"pip would download torch for {python} from {url} (GBs)"
 
 
+@pytest.mark.usefixtures("finds_parity")
 @pytest.mark.parametrize("version", COOKIECUTTER_JSON["python_version"])
 def test_install_steps_work_as_written(rendered: Render, tmp_path: Path, version: str) -> None:
     python = f"python{version}"

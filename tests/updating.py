@@ -40,7 +40,7 @@ class Edit:
 
 
 # v2.0.0 of the template (paths inside template/): a lint rule, the CI workflow, a nox session, the
-# pre-commit hooks and a test helper change.
+# pre-commit hooks and the docs' settings change.
 CONVENTION_CHANGES = [
     Edit("pyproject.toml", "[tool.ruff.lint]\n", "[tool.ruff.lint]\n# v2: stricter complexity limits\n"),
     Edit(".github/workflows/ci.yml", "runs-on: ubuntu-latest", "runs-on: ubuntu-24.04  # v2: pinned image"),
@@ -50,7 +50,7 @@ CONVENTION_CHANGES = [
         "def lint(session: nox.Session) -> None:  # v2\n",
     ),
     Edit(".pre-commit-config.yaml", "repos:\n", "repos: # v2: hooks in a new order\n"),
-    Edit("tests/parity/room.py", "\nimport ", "\n# v2: clearer failure messages\nimport "),
+    Edit("docs/conf.py", "\nimport ", "\n# v2: a clearer theme\nimport "),
 ]
 WORKFLOW = ".github/workflows/ci.yml"
 # A user's edits to the lines that v2.0.0 changes: `copier update` leaves conflict markers in each
@@ -62,7 +62,7 @@ CONFLICTING_EDITS = [
     ),
     Edit("pyproject.toml", "[tool.ruff.lint]\n", "[tool.ruff.lint]\n# ours: the lab's own rules\n"),
     Edit(".pre-commit-config.yaml", "repos:\n", "repos: # ours: a hook of our own below\n"),
-    Edit("tests/parity/room.py", "\nimport ", "\n# ours: notes on tolerances\nimport "),
+    Edit("docs/conf.py", "\nimport ", "\n# ours: the lab's theme\nimport "),
 ]
 
 

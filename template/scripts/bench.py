@@ -49,7 +49,7 @@ BASELINES = ROOT / "bench-results" / "baselines"
 # The tests' harness converts the NumPy inputs to each backend, dtype and device.
 sys.path.insert(0, str(TESTS))
 import parity
-from parity import PACKAGE, Target
+from parity import Target, repo_package
 
 Inputs = Callable[[int], tuple[tuple[Any, ...], dict[str, Any]]]
 
@@ -163,12 +163,13 @@ def memory(text: str) -> int:
 
 def functions(parser: argparse.ArgumentParser, only: list[str] | None) -> dict[str, Any]:
     """The public functions to time, by name: `only` those, if given."""
+    name = repo_package()
     try:
-        package = importlib.import_module(PACKAGE)
+        package = importlib.import_module(name)
     except ModuleNotFoundError as error:
-        if error.name != PACKAGE:
+        if error.name != name:
             raise
-        parser.error(f"cannot import {PACKAGE}: install it (pip install -e .) or use nox -s bench")
+        parser.error(f"cannot import {name}: install it (pip install -e .) or use nox -s bench")
     public = {name: getattr(package, name) for name in package.__all__}
     for name in only or []:
         if name not in public:

@@ -4,7 +4,7 @@
         --param 'scale: float | None = None'
 
 The operands (here q, k and v; by default one, x) are the array arguments, each with its axes
-after a colon if it has any of its own (see `Spec` in tests/parity/spec.py: "..." for batch
+after a colon if it has any of its own (see `help(parity.Spec)`: "..." for batch
 axes, then a letter per axis, the same size wherever it repeats; "..." alone when omitted). Each
 `--param` is a plain Python value with a type and a default; its test draws it from a range that
 suits its name and type (see `Parameter.strategy`).
@@ -269,7 +269,7 @@ def parse_parameter(spec: str) -> Parameter:
 def parse_operand(spec: str) -> tuple[str, str, str | None]:
     """`spec`, e.g. ``'weight:d'``, ``'x'`` or ``'labels:...:int<c'``, as (name, axes, the bound
     an integer operand's values stay below, None for a floating one); the axes default to
-    "...", refused if they do not follow the grammar of `Spec` in tests/parity/spec.py."""
+    "...", refused if they do not follow the grammar of `parity.Spec`."""
     how = (
         "write NAME:AXES with AXES '...' (batch axes, shared by the operands that have them) "
         "then one letter per axis, each once: 'x:...d', 'weight:d'"

@@ -12,12 +12,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .core import REPO, Function, Parameters
+from .core import Function, Parameters, repo_root
 
 
 def uses_jax() -> bool:
     """Whether this repo has JAX as a backend: its pyproject.toml declares a ``jax`` extra."""
-    pyproject = REPO / "pyproject.toml"
+    pyproject = repo_root() / "pyproject.toml"
+    if not pyproject.is_file():
+        return False
     extras = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"].get(
         "optional-dependencies", {}
     )

@@ -5,8 +5,8 @@ how their sizes relate, the range of their values), and draws its parameters; th
 here:
 
 - `over()`, `targets()`: what to compare, as pytest parameters with ids such as
-  ``torch-float32-cuda``. A target is a backend, a dtype and a device; ``conftest.py`` skips a
-  target whose device is missing (or fails it, with ``--require-device``).
+  ``torch-float32-cuda``. A target is a backend, a dtype and a device; the plugin (plugin.py)
+  skips a target whose device is missing (or fails it, with ``--require-device``).
 - `Spec`, `operands()`, `edge_operands()`, `sized_operands()`: the inputs a `Spec` allows, drawn
   by hypothesis or fixed; `arrays()`, `integers()`, `labels()`, `log_uniform()` for the rest.
   Values are ``(low, high)`` or intervals with open ends and holes (``"(0, 10]"``, ``"[-10,
@@ -251,11 +251,12 @@ from .core import (
     DEVICES,
     DTYPES,
     GRADIENT_TOLERANCE,
-    PACKAGE,
     ROOM,
     TOLERANCES,
     Tolerance,
     not_yet_implemented,
+    repo_package,
+    repo_root,
     tallied,
     teststatus,
 )
@@ -276,7 +277,6 @@ __all__ = [
     "DEVICES",
     "DTYPES",
     "GRADIENT_TOLERANCE",
-    "PACKAGE",
     "PORTS",
     "ROOM",
     "TOLERANCES",
@@ -302,6 +302,8 @@ __all__ = [
     "not_yet_implemented",
     "operands",
     "over",
+    "repo_package",
+    "repo_root",
     "shapes",
     "shared_implementation",
     "sized_operands",

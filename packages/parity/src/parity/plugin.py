@@ -1,4 +1,6 @@
-"""Test configuration: required devices, hypothesis profiles, numerics pinned for the session.
+"""The harness as a pytest plugin, loaded wherever parity is installed (its ``pytest11`` entry
+point; ``pytest -p no:parity`` leaves it out): required devices, hypothesis profiles, numerics
+pinned for the session.
 
 - Targets on a missing device (CUDA, MPS), or in a dtype that the test module's ``SPEC`` leaves
   out of its ``dtypes``, are skipped with the reason. ``--require-device cuda``
@@ -11,8 +13,8 @@
   examples on every run (derandomized, no example database), so a red CI run means changed code;
   ``thorough``: 300 examples a test, no example database (``nox -s tests_thorough``, or
   ``pytest --hypothesis-profile=thorough``, or ``HYPOTHESIS_PROFILE=thorough``).
-- A stub from ``scripts/new_algorithm.py``, and a function without a branch for a backend (JAX
-  switched on later), raise the package's ``NotYetImplemented``: their tests are reported as
+- A stub from the scaffold, and a function without a branch for a backend (JAX switched on
+  later), raise the package's ``NotYetImplemented``: their tests are reported as
   expected failures (XFAIL) with its message.
 - Importing sets nothing but the garbage collector (paused while torch imports): hooks and
   session fixtures set the numerics the tests need (float32 matmuls in full precision, float64
