@@ -19,14 +19,13 @@ import argparse
 import datetime as dt
 import os
 import re
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from benchmarks.repos import cookiecutter_command
 from benchmarks.timing import run
-from tests.render import COMBINATIONS, ROOT, only_child
+from tests.render import COMBINATIONS, ROOT, TOOLS, only_child
 from tests.slurm_cluster import Cluster, two_node_cluster, why_no_cluster
 from tests.training import environment
 
@@ -53,7 +52,7 @@ def two_node_job(cluster: Cluster, repo: Path) -> tuple[float, int]:
 def array_of_four(cluster: Cluster, repo: Path) -> tuple[float, int]:
     (repo / "sweeps/four.txt").write_text(SWEEP, encoding="utf-8")
     start = time.perf_counter()
-    command = [sys.executable, "scripts/sweep.py", "submit", "sweeps/four.txt", "--max-parallel", "4"]
+    command = [*TOOLS, "sweep", "submit", "sweeps/four.txt", "--max-parallel", "4"]
     submitted = run(command, cwd=repo, env={**os.environ, **cluster.env})
     array = re.search(r"as job array (\d+)", submitted.stdout)
     assert array is not None, submitted.stdout

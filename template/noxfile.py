@@ -59,13 +59,6 @@ CUDA_INDEX = "https://download.pytorch.org/whl/cu128"
 REQUIRE_GPU = os.environ.get("REQUIRE_GPU", "") not in {"", "0"}
 
 TRAIN_EXAMPLE = "examples/train.py"
-BENCH_SCRIPT = "scripts/bench.py"
-RESULTS_SCRIPT = "scripts/results.py"
-
-# Lists the files with conflict markers or .rej files; plain Python that imports nothing of this
-# repo, so it also runs where a conflict keeps this file from loading (CI runs it before nox).
-CONFLICT_CHECK = "scripts/check_conflicts.py"
-TEMPLATE_UPDATE = "scripts/template_update.py"
 
 
 @functools.cache
@@ -177,7 +170,9 @@ def why_no_gpu() -> str | None:
 def lint(session: nox.Session) -> None:
     """Refuse unresolved conflicts, then check style with ruff: lint rules and formatting (nothing
     is rewritten)."""
-    session.run("python", CONFLICT_CHECK)  # says where they are and how to resolve them
+    # The tools alone (`--no-deps`: no torch) list them and say how to resolve them.
+    session.install("--no-deps", dev_tool("parity"))
+    session.run("parity", "conflicts")
     session.install(dev_tool("ruff"))
     session.run("ruff", "check", *session.posargs)
     session.run("ruff", "format", "--check", *session.posargs)
@@ -270,7 +265,7 @@ def bench(session: nox.Session) -> None:
     cuda = any(arg in {"cuda", "--device=cuda"} for arg in session.posargs)
     index = TORCH_CUDA_INDEX_URL if cuda else TORCH_INDEX_URL
     install_when_changed(session, index, *BENCH_REQUIREMENTS)
-    session.run("python", BENCH_SCRIPT, *session.posargs)
+    session.run("parity", "bench", *session.posargs)
 
 
 @nox.session(default=False)
@@ -279,8 +274,10 @@ def results(session: nox.Session) -> None:
 
     Options after `--`, e.g. `-- --sweep runs/sweeps/<id>.json` or `-- --each` (every sweep).
     """
-    session.install(*nox.project.dependency_groups(PYPROJECT, "results"))  # no torch needed
-    session.run("python", RESULTS_SCRIPT, *session.posargs)
+    # No torch needed: the tools without their dependencies, and the tables' and plots' libraries.
+    session.install("--no-deps", dev_tool("parity"))
+    session.install(*nox.project.dependency_groups(PYPROJECT, "results"))
+    session.run("parity", "results", *session.posargs)
 
 
 @nox.session(default=False)
@@ -288,9 +285,10 @@ def template_update(session: nox.Session) -> None:
     """Bring the template's newest release into a new branch: commit, lint every file, and print
     the pull request's title and body (nothing is pushed, merged, or resolved)."""
     session.install(dev_tool("copier"), dev_tool("ruff"))
+    session.install("--no-deps", dev_tool("parity"))  # the tools, without torch
     body = Path(session.create_tmp(), "pull-request.md").resolve()
     # stderr apart: stdout carries only the pull request's text.
-    session.run("python", TEMPLATE_UPDATE, "--body-file", str(body), stderr=None)
+    session.run("parity", "update", "--body-file", str(body), stderr=None)
 
 
 if __name__ == "__main__":

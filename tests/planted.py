@@ -210,7 +210,7 @@ def run_seeds(
     return found
 
 
-#: Bugs in the second style (scripts/new_algorithm.py --array-api): the shared implementation of
+#: Bugs in the second style (`parity new --array-api`): the shared implementation of
 #: the scaffolded `log_mean_exp`, run on every Array API library (tests/scaffolded.py).
 ARRAY_API_BUGS = [
     Bug(

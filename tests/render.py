@@ -21,6 +21,8 @@ COPIER_YML = yaml.safe_load((ROOT / "copier.yml").read_text(encoding="utf-8"))
 # Questions in the order both engines ask them (cookiecutter's private `_x` keys are not asked).
 QUESTIONS = [key for key in COOKIECUTTER_JSON if not key.startswith("_")]
 BIN = Path(sys.executable).parent
+#: The `parity` command of the generated repos' tools (parity_tools), run by this interpreter.
+TOOLS = (sys.executable, "-m", "parity_tools")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Algorithms scaffolded with a generated repo's `scripts/new_algorithm.py`, then written as a
+"""Algorithms scaffolded with `parity new` in a generated repo, then written as a
 researcher would: what the scaffold's and the planted-bug tests share.
 
 `attention(q, k, v, scale)` has three operands with related shapes and an optional parameter;
@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import ast
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.render import Combination, run
+from tests.render import TOOLS, Combination, run
 
 PACKAGE = "my_research_project"  # from the default answers
 COMMANDS = {
@@ -135,7 +134,7 @@ IMPLEMENTATIONS = {
 
 def scaffold(repo: Path, algorithm: str) -> subprocess.CompletedProcess[str]:
     command = {**COMMANDS, **CONSTRAINED}[algorithm]
-    return run([sys.executable, "scripts/new_algorithm.py", *command], cwd=repo)
+    return run([*TOOLS, "new", *command], cwd=repo)
 
 
 def source(repo: Path, combination: Combination, algorithm: str, backend: str) -> Path:

@@ -1,4 +1,4 @@
-"""The benchmark a repo is generated with: `scripts/bench.py`, behind `nox -s bench`.
+"""The benchmark a repo is generated with: `parity bench`, behind `nox -s bench`.
 
 In every combination, with an algorithm scaffolded and written, the benchmark times every public
 function on every backend, eager and compiled, and writes a table, Markdown, JSON and a real PNG;
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.render import BIN, COMBINATIONS, ROOT, Combination, Render, commit_all, git
+from tests.render import BIN, COMBINATIONS, ROOT, TOOLS, Combination, Render, commit_all, git
 from tests.scaffolded import PACKAGE, implement, scaffold, source, write_body
 from tests.test_generated_repo import run_in
 
@@ -40,7 +40,7 @@ def repo(rendered: Render, combination: Combination, tmp_path: Path) -> Path:
 
 
 def bench(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return run_in(repo, sys.executable, "scripts/bench.py", *args, check=check)
+    return run_in(repo, *TOOLS, "bench", *args, check=check)
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -199,7 +199,7 @@ def without(tmp_path: Path, repo: Path, module: str) -> list[str]:
     hidden.mkdir()
     hide = f"import sys\n\nsys.modules[{module!r}] = None  # imports fail, find_spec finds nothing\n"
     (hidden / "sitecustomize.py").write_text(hide, encoding="utf-8")
-    return ["env", f"PYTHONPATH={hidden}{os.pathsep}{repo / 'src'}", sys.executable, "scripts/bench.py"]
+    return ["env", f"PYTHONPATH={hidden}{os.pathsep}{repo / 'src'}", *TOOLS, "bench"]
 
 
 def _has_cuda() -> bool:
@@ -246,7 +246,7 @@ def results_of(repo: Path) -> dict[str, Any]:
 def test_sizes_stop_at_the_budgets(repo: Path, combination: Combination) -> None:
     """The memory a size would need is estimated before it runs, and sizes over either budget are
     skipped, with the reason, in the table; the ports run only where the reference did."""
-    run_in(repo, sys.executable, "scripts/new_algorithm.py", "pairwise_sq_dist", "x:...nd", "y:...md")
+    run_in(repo, *TOOLS, "new", "pairwise_sq_dist", "x:...nd", "y:...md")
     for backend, code in PAIRWISE.items():
         path = source(repo, combination, "pairwise_sq_dist", backend)
         write_body(path, f"_pairwise_sq_dist_{backend}", "    " + code)
@@ -284,12 +284,7 @@ def test_sizes_stop_at_the_budgets(repo: Path, combination: Combination) -> None
 def test_a_row_with_too_few_samples_shows_no_iqr(rendered: Render) -> None:
     """Quartiles of one or two samples mean nothing: the row says so instead of "IQR 0 ns" (a
     comparison with it rests on the ratio of medians alone: test_bench_honest.py)."""
-    path = rendered("cookiecutter", COMBINATIONS[0]) / "scripts" / "bench_report.py"
-    spec = importlib.util.spec_from_file_location("bench_report", path)
-    assert spec is not None
-    assert spec.loader is not None
-    report = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(report)
+    report = importlib.import_module("parity_tools.bench_report")
     where = {"function": "f", "backend": "torch", "device": "cpu", "mode": "eager", "size": 10}
     one = {**where, "shapes": [[10]], "first_call_s": 2.0, "speedup": 1.0, "samples": 1, "calls_per_sample": 1}
     one |= {"median_s": 1.0, "q1_s": 1.0, "q3_s": 1.0}

@@ -1,6 +1,6 @@
 """The benchmark on a shared machine: what a number was measured with, and when not to trust it.
 
-`scripts/bench.py` uses one PyTorch thread unless told otherwise, and records it with the processor,
+`parity bench` uses one PyTorch thread unless told otherwise, and records it with the processor,
 the usable CPUs, the load average and the versions, in the table, the plot's title and results.json;
 it warns where other programs' load and its own threads exceed the CPUs, and names the noisy rows
 (IQR over 10% of the median). The plot comes as PDF too. A run can be kept as its commit's
@@ -12,15 +12,13 @@ from __future__ import annotations
 import importlib
 import json
 import shutil
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.render import COMBINATIONS, Render, commit_all, git
+from tests.render import COMBINATIONS, TOOLS, Render, commit_all, git
 from tests.test_bench import bench, refused, results_of
 from tests.test_generated_repo import run_in
 
@@ -28,16 +26,9 @@ CHEAP = ["--only", "softmax", "--backend", "numpy", "--sizes", "1000", "--min-ru
 
 
 @pytest.fixture(scope="module")
-def scripts(rendered: Render) -> Iterator[dict[str, ModuleType]]:
-    """The generated repo's bench_report and bench_compare, imported as bench.py imports them."""
-    folder = str(rendered("cookiecutter", COMBINATIONS[0]) / "scripts")
-    sys.path.insert(0, folder)
-    try:
-        yield {name: importlib.import_module(name) for name in ("bench_report", "bench_compare")}
-    finally:
-        sys.path.remove(folder)
-        for name in ("bench_report", "bench_compare"):
-            sys.modules.pop(name, None)
+def scripts() -> dict[str, ModuleType]:
+    """`parity bench`'s report and comparison modules."""
+    return {name: importlib.import_module(f"parity_tools.{name}") for name in ("bench_report", "bench_compare")}
 
 
 def row(median: float, q1: float, q3: float, **where: Any) -> dict[str, Any]:
@@ -133,7 +124,7 @@ def test_what_a_run_was_measured_with(rendered: Render, tmp_path: Path) -> None:
     refused(bench(repo, *CHEAP, "--threads", "0", check=False), "expected a number of threads such as 1 or 4")
 
     # One usable CPU and two threads: busy, whatever the load.
-    one_cpu = ["taskset", "--cpu-list", "0", sys.executable, "scripts/bench.py"]
+    one_cpu = ["taskset", "--cpu-list", "0", *TOOLS, "bench"]
     pinned = run_in(repo, *one_cpu, *CHEAP, "--threads", "2", "--compare", "HEAD~1", check=False)
     assert pinned.returncode == 0, pinned.stderr
     assert "bench: warning: the machine is busy: load average " in pinned.stderr

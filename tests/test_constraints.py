@@ -1,4 +1,4 @@
-"""Constraints that a `Spec` states, in algorithms scaffolded with `scripts/new_algorithm.py` and
+"""Constraints that a `Spec` states, in algorithms scaffolded with `parity new` and
 written as a researcher would (tests/scaffolded.py, `CONSTRAINED`): integer labels below the
 number of classes (`nll`), an even last axis (`rotary`), channels a multiple of a parameter
 (`group_sum`), and a dtype that a port does not support.

@@ -19,7 +19,7 @@ from urllib.parse import urldefrag, urlsplit
 
 import pytest
 
-from tests.render import Combination, Render, run
+from tests.render import TOOLS, Combination, Render, run
 from tests.test_pre_commit import offline_prefix
 
 PACKAGE = "my_research_project"  # from the default answers
@@ -162,7 +162,7 @@ def test_the_scaffold_adds_the_new_algorithm_s_page(
 ) -> None:
     """The page is the examples' page for another name; its stubs' docstrings build cleanly."""
     repo = Path(shutil.copytree(rendered("cookiecutter", Combination(layout, jax=False)), tmp_path / "repo"))
-    run([sys.executable, "scripts/new_algorithm.py", "rms_norm", "x:...d", "weight:d"], cwd=repo)
+    run([*TOOLS, "new", "rms_norm", "x:...d", "weight:d"], cwd=repo)
     pages = repo / "docs" / "algorithms"
     example = (pages / "softmax.md").read_text(encoding="utf-8")
     assert (pages / "rms_norm.md").read_text(encoding="utf-8") == example.replace("softmax", "rms_norm")

@@ -1,7 +1,7 @@
 """Every command line that the generated repo documents for training, sweeps and results runs, as
 written, in a test: the README's "Train" and "Sweeps and results" sections, the guide's pages on
 them (docs/guide/training.md, sweeps.md), the docstrings of
-`examples/train.py`, `examples/resumable.py`, `scripts/sweep.py` and `scripts/results.py`, and the
+`examples/train.py`, `examples/resumable.py` and of `parity sweep` and `parity results`, and the
 header of `scripts/slurm/train.sbatch`. Placeholders (`<job id>`, `<id>`) take the real values.
 
 In the README's order (one run, a torchrun run, the example sweep, its results), the table holds
@@ -12,6 +12,7 @@ one row. The Slurm commands run on the two-node test cluster (tests/slurm_cluste
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import re
 import shlex
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.render import COMBINATIONS, Render, run
+from tests.render import COMBINATIONS, TOOLS, Render, run
 from tests.slurm_cluster import Cluster
 from tests.training import LAYOUTS, assert_compiles, check_row, copy_of, environment, listing_of, record, results
 
@@ -30,21 +31,22 @@ HERE = [
     f"{TORCHRUN} --output runs/two",
     "python examples/train.py --output runs/first --resume --epochs 30",
     TORCHRUN,
-    "python scripts/sweep.py run sweeps/example.txt",
-    "python scripts/results.py",
-    "python scripts/results.py --sweep runs/sweeps/<id>.json",
-    "python scripts/results.py --each",
+    "parity sweep run sweeps/example.txt",
+    "parity results",
+    "parity results --sweep runs/sweeps/<id>.json",
+    "parity results --each",
 ]
 ON_CLUSTER = [
     "sbatch --nodes=1 --ntasks=2 scripts/slurm/train.sbatch",
     "sbatch --nodes=1 --ntasks=2 scripts/slurm/train.sbatch --output runs/<job id> --resume",
-    "python scripts/sweep.py submit sweeps/example.txt --max-parallel 2 -- --ntasks=2 --time=30",
-    "python scripts/results.py",
+    "parity sweep submit sweeps/example.txt --max-parallel 2 -- --ntasks=2 --time=30",
+    "parity results",
 ]
-SCRIPTS = ["examples/train.py", "examples/resumable.py", "scripts/sweep.py", "scripts/results.py"]
+SCRIPTS = ["examples/train.py", "examples/resumable.py"]
+TOOLS_DOCUMENTED = ["parity_tools.sweep", "parity_tools.results"]
 SECTIONS = ["## Train: one process, several, a Slurm cluster", "## Sweeps and results"]
 PAGES = ["docs/guide/training.md", "docs/guide/sweeps.md"]
-COMMAND = re.compile(r"(python|sbatch|nox|torchrun) ")
+COMMAND = re.compile(r"(python|parity|sbatch|nox|torchrun) ")
 
 
 def documented(repo: Path) -> set[str]:
@@ -55,8 +57,10 @@ def documented(repo: Path) -> set[str]:
     texts += [(repo / page).read_text(encoding="utf-8") for page in PAGES]
     blocks = [block for text in texts for block in re.findall(r"```bash\n(.*?)```", text, re.DOTALL)]
     lines = [line for block in blocks for line in block.splitlines()]
-    for script in SCRIPTS:
-        docstring = ast.get_docstring(ast.parse((repo / script).read_text(encoding="utf-8"))) or ""
+    sources = [repo / script for script in SCRIPTS]
+    sources += [Path(str(getattr(importlib.util.find_spec(module), "origin", ""))) for module in TOOLS_DOCUMENTED]
+    for source in sources:
+        docstring = ast.get_docstring(ast.parse(source.read_text(encoding="utf-8"))) or ""
         lines += [line for line in docstring.splitlines() if line.startswith("    ")]
     header = (repo / "scripts/slurm/train.sbatch").read_text(encoding="utf-8").split("\nset -euo")[0]
     lines += [line.removeprefix("#") for line in header.splitlines() if line.startswith("#   ")]
@@ -70,11 +74,12 @@ def test_every_documented_command_runs_in_a_test(rendered: Render) -> None:
 
 
 def command_line(command: str, **placeholders: str) -> list[str]:
-    """The documented command as arguments: placeholders filled, `python` this interpreter."""
+    """The documented command as arguments: placeholders filled, `python` this interpreter, and
+    `parity` the tools it has installed."""
     for name, value in placeholders.items():
         command = command.replace(f"<{name}>", value)
-    words = shlex.split(command)
-    return [sys.executable if words[0] == "python" else words[0], *words[1:]]
+    first, *rest = shlex.split(command)
+    return [*{"python": [sys.executable], "parity": TOOLS}.get(first, [first]), *rest]
 
 
 def git_repo(repo: Path) -> str:
@@ -98,7 +103,7 @@ def test_commands_here_in_the_readme_order_give_rows_of_one_setting_of_one_sweep
     assert len(record(repo / "runs/first")["history"]["loss"]) == 31  # resumed to 30 epochs
     listing, runs = listing_of(repo)
     for command in HERE[5:]:
-        folder, rows = results(repo, *command_line(command, id=listing.stem)[2:])
+        folder, rows = results(repo, *command_line(command, id=listing.stem)[len(TOOLS) + 1 :])
         assert folder.name == listing.stem
     assert [(row["lr"], row["n"], row["listed"], row["seeds"]) for row in rows] == [
         ("0.1", "3", "3", "0 1 2"),
@@ -145,6 +150,6 @@ def test_commands_on_a_slurm_cluster(slurm: Cluster, rendered: Render, tmp_path:
     array = re.search(r"as job array (\d+)", submitted.stdout)
     assert array is not None, submitted.stdout
     slurm.wait(array[1], timeout=600)
-    folder, rows = results(repo, *command_line(ON_CLUSTER[3])[2:])
+    folder, rows = results(repo, *command_line(ON_CLUSTER[3])[len(TOOLS) + 1 :])
     assert [(row["lr"], row["n"], row["seeds"]) for row in rows] == [("0.1", "3", "0 1 2"), ("0.5", "3", "0 1 2")]
     assert "world_size=2" in (folder / "table.md").read_text(encoding="utf-8")

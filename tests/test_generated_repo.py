@@ -22,7 +22,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.render import BIN, COMBINATIONS, COOKIECUTTER_JSON, Combination, Render, only_child, render_cookiecutter, run
+from tests.render import (
+    BIN,
+    COMBINATIONS,
+    COOKIECUTTER_JSON,
+    TOOLS,
+    Combination,
+    Render,
+    only_child,
+    render_cookiecutter,
+    run,
+)
 from tests.scaffolded import COMMANDS
 from tests.torch_index import TORCH_INDEX_HOST, resolves
 
@@ -65,7 +75,7 @@ def test_passes_ruff_and_mypy_for_newer_pythons(
     answers = {"package_name": "zeta_model", "python_version": python_version, "layout": "split", "jax": True}
     render_cookiecutter(template_repo, tmp_path, answers, typed=False)
     repo = only_child(tmp_path)
-    run_in(repo, sys.executable, "scripts/new_algorithm.py", *COMMANDS["attention"])
+    run_in(repo, *TOOLS, "new", *COMMANDS["attention"])
     run_in(repo, BIN / "ruff", "check", "--no-cache", ".")
     run_in(repo, BIN / "ruff", "format", "--check", "--no-cache", ".")
     run_in(repo, BIN / "mypy", "--cache-dir", mypy_cache)

@@ -13,6 +13,7 @@ import re
 import tomllib
 
 from tests.render import COMBINATIONS, COOKIECUTTER_JSON, COPIER_YML, ROOT, Render
+from tests.wheelhouse import PARITY
 
 TEMPLATE = ROOT / "template"
 TAG = re.compile(r"\{\{|\{%|\{#")
@@ -71,11 +72,11 @@ def test_computed_variables_exist_for_both_engines() -> None:
 
 
 def test_generated_ruff_checks_line_length(rendered: Render) -> None:
-    """E501 is on: scripts/new_algorithm.py writes code plainly and leaves line breaking to ruff."""
+    """E501 is on: `parity new` writes code plainly and leaves line breaking to ruff."""
     repo = rendered("cookiecutter", COMBINATIONS[0])
     ruff = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]
     assert "E501" in ruff["lint"]["extend-select"]
-    assert '"format", "--quiet"' in (repo / "scripts" / "new_algorithm.py").read_text(encoding="utf-8")
+    assert '"format", "--quiet"' in (PARITY / "src" / "parity_tools" / "new.py").read_text(encoding="utf-8")
 
 
 def test_cookiecutter_copies_exactly_the_files_without_jinja() -> None:

@@ -11,6 +11,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import yaml
 from packaging.requirements import Requirement
 
 from tests.render import ROOT, read_pyproject
@@ -23,7 +24,7 @@ def test_generated_repos_pin_this_release() -> None:
     template = (ROOT / "template" / "pyproject.toml").read_text(encoding="utf-8")  # Jinja: not yet TOML
     pins = [Requirement(spec) for spec in re.findall(r'^  "(parity\W.*)",', template, re.MULTILINE)]
     assert [str(pin.specifier) for pin in pins] == [f"=={VERSION}"]
-    assert VERSION == read_pyproject(ROOT)["project"]["version"], "the template and its harness are released together"
+    assert read_pyproject(ROOT)["project"]["version"] == VERSION, "the template and its harness are released together"
 
 
 def test_the_docs_example_passes_with_the_wheel_alone(parity_wheelhouse: Path, tmp_path: Path) -> None:
@@ -43,3 +44,12 @@ def test_the_docs_example_passes_with_the_wheel_alone(parity_wheelhouse: Path, t
     assert f"parity-{VERSION}" in result.stdout
     assert "test_matches_reference[torch-float32-cpu] PASSED (10 compared)" in result.stdout
     assert re.search(r"test_gradient\[torch-float64-cpu\] PASSED \(\d+ compared\)", result.stdout), result.stdout
+
+
+def test_dependabot_proposes_only_patch_releases_of_parity() -> None:
+    # Minor releases come with the template's conventions, through `copier update`.
+    config = yaml.safe_load((ROOT / "template" / ".github" / "dependabot.yml").read_text(encoding="utf-8"))
+    (pip,) = [update for update in config["updates"] if update["package-ecosystem"] == "pip"]
+    assert pip["allow"] == [{"dependency-name": "parity"}]
+    (ignored,) = pip["ignore"]
+    assert set(ignored["update-types"]) == {"version-update:semver-major", "version-update:semver-minor"}

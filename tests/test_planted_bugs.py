@@ -4,7 +4,7 @@ Each case plants one bug, by editing the text of an implementation in a copy of 
 and runs that algorithm's generated test file, which must fail, first in the test that is meant to
 catch it. Without a bug the same files pass. Bugs in the PyTorch and NumPy code are planted in a
 single-layout repo and in a split-layout repo with JAX; JAX bugs in the latter. The algorithms are
-the worked examples and algorithms scaffolded with `scripts/new_algorithm.py` then written (see
+the worked examples and algorithms scaffolded with `parity new` then written (see
 scaffolded.py): a user's own algorithm is tested as strongly as the examples.
 
 The bugs run in rounds, one bug per algorithm each (tests/planted.py): 14 pytest processes for 47

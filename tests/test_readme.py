@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from parity_tools.cli import COMMANDS
 
 from tests.render import ROOT, Combination, Render, run, workflow_files
 
@@ -89,8 +90,8 @@ def test_readme_names_only_what_exists(rendered: Render, combination: Combinatio
     sessions = set(re.findall(r"^[*-] (\w+)", listing, flags=re.MULTILINE))  # * default, - opt-in
     for session in re.findall(r"nox (?:--no-venv --no-install )?-s (\w+)", text):
         assert session in sessions, f"the docs run `nox -s {session}`; the noxfile has {sorted(sessions)}"
-    for script in re.findall(r"python (scripts/\S+\.py)", text):
-        assert (repo / script).is_file(), script
+    for command in re.findall(r"^parity (\w+)", text, flags=re.MULTILINE):
+        assert command in COMMANDS, f"the docs run `parity {command}`; it has {sorted(COMMANDS)}"
     runners = [
         job["runs-on"]
         for workflow in workflow_files(repo)

@@ -1,4 +1,4 @@
-"""The scaffold, `scripts/new_algorithm.py`, in every combination of options.
+"""The scaffold, `parity new`, in every combination of options.
 
 It refuses bad names, specs and constraints with a message that says what is wrong (a keyword,
 the character of the axes) and what to type, writing nothing; it
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.render import BIN, Combination, Render, run, tree
+from tests.render import BIN, TOOLS, Combination, Render, run, tree
 from tests.scaffolded import COMMANDS, PACKAGE, implement, scaffold
 
 SPLIT_JAX = Combination("split", jax=True)
@@ -34,7 +34,7 @@ def environment(repo: Path) -> dict[str, str]:
 
 
 def new_algorithm(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "scripts/new_algorithm.py", *args]
+    command = [*TOOLS, "new", *args]
     return subprocess.run(command, cwd=repo, env=environment(repo), capture_output=True, text=True, check=False)
 
 
@@ -107,7 +107,7 @@ def test_output_cut_short_leaves_the_algorithm_whole(rendered: Render, tmp_path:
     """Its output read by `head -1`, say: the files are all written, exported and formatted
     before the first line is printed."""
     repo = Path(shutil.copytree(rendered("cookiecutter", SPLIT_JAX), tmp_path / "repo"))
-    command = [sys.executable, "scripts/new_algorithm.py", "huber", "prediction", "target"]
+    command = [*TOOLS, "new", "huber", "prediction", "target"]
     unbuffered = {**environment(repo), "PYTHONUNBUFFERED": "1"}  # each line written as printed
     with subprocess.Popen(command, cwd=repo, env=unbuffered, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as cut:
         assert cut.stdout is not None
@@ -150,7 +150,7 @@ def test_export_keeps_every_line_of_the_user_s_init(
 
 def test_help_shows_a_complete_example(rendered: Render) -> None:
     shown = new_algorithm(rendered("cookiecutter", SPLIT_JAX), "--help").stdout
-    assert "new_algorithm.py attention q:...ld k:...sd v:...se --param 'scale: float | None = None'" in shown
+    assert "parity new attention q:...ld k:...sd v:...se --param 'scale: float | None = None'" in shown
 
 
 NO_GRADIENT = [
@@ -255,14 +255,14 @@ def test_scaffolds_any_signature(repo: Path, combination: Combination, mypy_cach
 
     # The README's example, two operands and an optional axis, is as clean.
     readme = (repo / "README.md").read_text(encoding="utf-8")
-    command = re.search(r"^python scripts/new_algorithm.py (.+)$", readme, re.MULTILINE)
+    command = re.search(r"^parity new (.+)$", readme, re.MULTILINE)
     assert command is not None, readme
-    run([sys.executable, "scripts/new_algorithm.py", *shlex.split(command[1])], cwd=repo)
+    run([*TOOLS, "new", *shlex.split(command[1])], cwd=repo)
 
     # The longest names allowed still give lines ruff accepts, in both styles.
     long = ["queries", "keys", "values_of_the_attention_heads", "--param", "dropout_rate_of_the_weights: float = 0.0"]
     for name, style in [("scaled_dot_product_attention_xyz", ""), ("scaled_dot_product_attention_abc", "--array-api")]:
-        run([sys.executable, "scripts/new_algorithm.py", name, *long, *style.split()], cwd=repo)
+        run([*TOOLS, "new", name, *long, *style.split()], cwd=repo)
 
     run([BIN / "ruff", "check", "--no-cache", "."], cwd=repo)
     run([BIN / "ruff", "format", "--check", "--no-cache", "."], cwd=repo)

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import re
 import shlex
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.render import COMBINATIONS, Combination, Render, run
+from tests.render import COMBINATIONS, TOOLS, Combination, Render, run
 from tests.slurm_cluster import Cluster
 from tests.training import LAYOUTS, assert_same_run, copy_of, environment, record, train
 
@@ -132,7 +131,7 @@ def test_warned_array_task_requeues_itself_alone_and_ends_where_an_uninterrupted
     array's own: a script that named it so would stop and requeue every task."""
     repo = repos[LAYOUTS[1]]
     (repo / "sweeps/stops.txt").write_text(f"{shlex.join(LONGER)} --seed 1\n{shlex.join(LONGER)}\n", encoding="utf-8")
-    command = [sys.executable, "scripts/sweep.py", "submit", "sweeps/stops.txt", "--", *SHAPES["two-nodes"]]
+    command = [*TOOLS, "sweep", "submit", "sweeps/stops.txt", "--", *SHAPES["two-nodes"]]
     submitted = run(command, cwd=repo, env={**environment(repo), **slurm.env})
     array = re.search(r"as job array (\d+)", submitted.stdout)
     assert array is not None, submitted.stdout

@@ -3,7 +3,7 @@ functions and the libraries' elementwise and reduction operations, pass their ge
 one's planted bug fails them.
 
 As tests/test_zoo.py, derandomized as CI runs: each function scaffolded with the generated repo's
-`scripts/new_algorithm.py` and written as its author wrote it passes every test of its generated
+`parity new` and written as its author wrote it passes every test of its generated
 file (where it has no JAX port, the JAX tests stay "not implemented yet"); every function has one
 bug, so all the bugs are planted in one round. `python -m benchmarks.zoo --zoo special` runs the
 long proof under fresh seeds.

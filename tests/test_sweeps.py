@@ -1,5 +1,5 @@
-"""Sweeps of the generated repo: `scripts/sweep.py` runs a sweep file here, one run after another,
-and as a Slurm job array on the two-node test cluster; `scripts/results.py` turns one sweep's runs
+"""Sweeps of the generated repo: `parity sweep` runs a sweep file here, one run after another,
+and as a Slurm job array on the two-node test cluster; `parity results` turns one sweep's runs
 into a table with a row per setting (Markdown, CSV, a LaTeX table that compiles) and figures,
 naming the runs that failed or never started, and never pooling runs of another sweep, another
 world size or another code version.
@@ -13,13 +13,12 @@ from __future__ import annotations
 import re
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.render import Render
+from tests.render import TOOLS, Render
 from tests.slurm_cluster import Cluster
 from tests.training import LAYOUTS, check_row, copy_of, environment, listing_of, record, results
 
@@ -38,7 +37,7 @@ CANCELLED = "--lr 0.5 --seed 2 --epochs 2\n"  # cancelled while it waits for its
 
 
 def sweep(repo: Path, *arguments: str, **env: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "scripts/sweep.py", *arguments]
+    command = [*TOOLS, "sweep", *arguments]
     return subprocess.run(command, cwd=repo, env={**environment(repo), **env}, capture_output=True, text=True)
 
 

@@ -5,7 +5,7 @@ linters run over every file, and what they found in the pull request (a draft to
 A template repository is tagged v1.0.0, repos are made from it by both engines, then v2.0.0 changes
 the CI workflow and .editorconfig and brings a lint rule (no TODO comments). The session runs as
 the weekly workflow runs it (`GITHUB_OUTPUT` set), with the copier and ruff of this environment
-(`--no-venv --no-install`); its code is scripts/template_update.py.
+(`--no-venv --no-install`); its code is `parity update` (parity_tools/update.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -23,11 +22,13 @@ import yaml
 
 from tests.render import (
     BIN,
+    TOOLS,
     commit_all,
     generate,
     git,
     snapshot_template,
 )
+from tests.wheelhouse import PARITY
 
 pytestmark = pytest.mark.slow
 ENGINES = ["cookiecutter", "copier"]
@@ -191,7 +192,7 @@ def test_missing_tools_are_named(template: Path, tmp_path: Path) -> None:
     """The script run by hand where copier and ruff are not installed: refused before any branch."""
     repo = generate(template, "copier", tmp_path / "out")
     git_only = str(Path(shutil.which("git") or "git").parent)
-    script = [sys.executable, "scripts/template_update.py"]
+    script = [*TOOLS, "update"]
     result = subprocess.run(script, cwd=repo, env={"PATH": git_only}, capture_output=True, text=True, check=False)
     assert result.returncode == 1
     assert "copier and ruff are not installed here: nox -s template_update installs them" in result.stderr
@@ -233,6 +234,6 @@ def test_the_workflow_needs_no_secrets_and_little_permission(v2: dict[str, Path]
     assert "secrets." not in text
     dev = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["dependency-groups"]["dev"]
     assert any(re.fullmatch(r"copier==\d+\.\d+\.\d+", str(pin)) for pin in dev), "copier is not pinned"
-    script = (repo / "scripts" / "template_update.py").read_text(encoding="utf-8")
+    script = (PARITY / "src" / "parity_tools" / "update.py").read_text(encoding="utf-8")
     assert "--trust" not in script + text
     assert "--UNSAFE" not in script + text

@@ -129,7 +129,7 @@ def test_torchrun_refuses_bad_input_once(repo: Path, processes: int, arguments: 
     [
         (".", {}, "not in a Slurm job: submit it, e.g. `sbatch --nodes=1 --ntasks=2"),
         ("src", {"SLURM_JOB_ID": "7"}, "submit the job from the repo's root"),
-        (".", {"SLURM_JOB_ID": "7", "SLURM_ARRAY_TASK_ID": "0"}, "submit it with `python scripts/sweep.py submit"),
+        (".", {"SLURM_JOB_ID": "7", "SLURM_ARRAY_TASK_ID": "0"}, "submit it with `parity sweep submit"),
     ],
     ids=["outside-slurm", "outside-the-repo", "array-without-a-sweep"],
 )

@@ -8,6 +8,7 @@ Updates that change an answer are in test_update_answers.py.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 import yaml
 
 from tests.render import BIN, COMBINATIONS, Combination, Render, commit_all, generate, git, run, snapshot_template
+from tests.test_parity_package import VERSION as PARITY_VERSION
 from tests.test_pre_commit import offline_prefix
 from tests.updating import (
     CONFLICTING_EDITS,
@@ -28,7 +30,9 @@ from tests.updating import (
 )
 
 # The conflict check as the README and CI run it: plain Python, imports nothing of the repo.
-CONFLICT_CHECK = "python scripts/check_conflicts.py"
+CONFLICT_CHECK = "parity conflicts"
+# CI's step before it: the tools alone (no torch), at the version pyproject.toml pins, read as text.
+INSTALL_TOOLS = "python -m pip install --no-deps \"$(grep -o -m 1 'parity==[0-9.]*' pyproject.toml)\""
 
 pytestmark = pytest.mark.slow
 
@@ -78,9 +82,14 @@ def test_conflicts_are_reported_by_name_without_loading_the_files(v2: dict[str, 
     workflow = yaml.safe_load((rendered("copier", COMBINATIONS[0]) / WORKFLOW).read_text(encoding="utf-8"))
     for job in workflow["jobs"].values():
         commands = [step["run"] for step in job["steps"] if "run" in step]
-        assert commands[0] == CONFLICT_CHECK, commands
+        assert commands[:2] == [INSTALL_TOOLS, CONFLICT_CHECK], commands
+    # The pin, read from a conflicted pyproject.toml as text, and the tools without the repo.
+    pin = subprocess.run(
+        ["bash", "-c", "echo " + INSTALL_TOOLS.partition("--no-deps ")[2]], cwd=repo, capture_output=True
+    )
+    assert pin.stdout.decode().strip() == f"parity=={PARITY_VERSION}"
     found = subprocess.run(
-        [sys.executable, "-I", *CONFLICT_CHECK.split()[1:]], cwd=repo, capture_output=True, text=True, check=False
+        [sys.executable, "-I", "-m", "parity_tools", "conflicts"], cwd=repo, capture_output=True, text=True, check=False
     )
     assert found.returncode == 1, found.stdout + found.stderr
     assert f"in: {', '.join(conflicted)}." in found.stdout
@@ -101,9 +110,11 @@ def test_conflicts_are_reported_by_name_without_loading_the_files(v2: dict[str, 
 
 
 def offline_pre_commit(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real pre-commit, with the repo's own config, in a network namespace with no interface."""
+    """The real pre-commit, with the repo's own config, in a network namespace with no interface,
+    the development environment active (its tools first on PATH), as the README says to commit."""
     command = [*offline_prefix(), str(BIN / "pre-commit"), *args]
-    return subprocess.run(command, cwd=repo, capture_output=True, text=True, check=False)
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(command, cwd=repo, capture_output=True, text=True, check=False, env=env)
 
 
 def test_a_dirty_repo_is_refused_without_losing_work(v2: dict[str, Path]) -> None:

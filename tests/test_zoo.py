@@ -1,7 +1,7 @@
 """The zoo (tests/zoo/): correct algorithms pass their generated tests, and planted bugs fail them.
 
 A quick pass, derandomized as CI runs: each algorithm of the zoo, scaffolded with the generated
-repo's `scripts/new_algorithm.py` and written as its author wrote it, passes every test of its
+repo's `parity new` and written as its author wrote it, passes every test of its
 generated test file; each planted bug fails its algorithm's file (a failure, not an error), in
 rounds of one bug per algorithm (tests/planted.py). `nox -s zoo` runs the long proof: fresh random
 seeds, the default and the thorough hypothesis profiles (benchmarks/zoo.py, README.md's figures).

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import torch
 
-from tests.render import BIN, Combination, Render, run
+from tests.render import BIN, TOOLS, Combination, Render, run
 
 # Both layouts, and with and without JAX, in two renders.
 LAYOUTS = [Combination("single", False), Combination("split", True)]
@@ -76,9 +76,9 @@ def assert_same_run(actual: Path, expected: Path) -> None:
 
 
 def results(repo: Path, *arguments: str) -> tuple[Path, list[dict[str, str]]]:
-    """`scripts/results.py ARGUMENTS`: the folder of its (only) table and the table's CSV rows."""
+    """`parity results ARGUMENTS`: the folder of its (only) table and the table's CSV rows."""
     shutil.rmtree(repo / "results", ignore_errors=True)
-    run([sys.executable, "scripts/results.py", *arguments], cwd=repo, env=environment(repo))
+    run([*TOOLS, "results", *arguments], cwd=repo, env=environment(repo))
     (folder,) = (repo / "results").iterdir()
     for name in ("table.md", "table.tex", "curves.png", "curves.pdf", "final.png", "final.pdf"):
         assert (folder / name).stat().st_size > 0, name

@@ -79,7 +79,7 @@ def user_changes(combination: Combination) -> list[Edit]:
 
 def work_on(repo: Path, combination: Combination) -> None:
     """A new algorithm from the repo's scaffold, and edits to code, README and dependencies."""
-    run([BIN / "python", "scripts/new_algorithm.py", "kernel_density"], cwd=repo)
+    run([BIN / "python", "-m", "parity_tools", "new", "kernel_density"], cwd=repo)
     for change in user_changes(combination):
         change.apply(repo)
     commit_all(repo, "research")

@@ -57,7 +57,7 @@ def parse_arguments(argv: list[str] | None) -> tuple[argparse.ArgumentParser, ar
 
 
 def problem_with(args: argparse.Namespace, world_size: int) -> str | None:
-    """What is wrong with these options for `world_size` processes, if anything (scripts/sweep.py
+    """What is wrong with these options for `world_size` processes, if anything (`parity sweep`
     asks this of every line of a sweep before the first run)."""
     if args.epochs < 0:
         return f"--epochs {args.epochs}: give 0 or more"

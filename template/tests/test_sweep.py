@@ -1,9 +1,9 @@
-"""`scripts/sweep.py` refuses a sweep file it cannot run before anything runs, and says which line
+"""`parity sweep` refuses a sweep file it cannot run before anything runs, and says which line
 to change and how. (Sweeps that run, here and on a Slurm cluster, are tested by the template.)"""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 from pathlib import Path
 from types import ModuleType
 
@@ -27,12 +27,8 @@ BAD_SWEEPS = [
 
 @pytest.fixture(scope="module")
 def sweep() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sweep", ROOT / "scripts" / "sweep.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """`parity sweep`'s module, which finds this repo (and its examples/train.py) from here."""
+    return importlib.import_module("parity_tools.sweep")
 
 
 @pytest.mark.parametrize(
@@ -70,7 +66,7 @@ def test_submit_checks_each_run_for_the_tasks_of_its_sbatch_options(
     ids=["none", "ntasks", "short", "nodes-times-tasks-per-node"],
 )
 def test_documented_submit_line_parses(sweep: ModuleType, options: list[str], tasks: int) -> None:
-    """`submit SWEEP --max-parallel 2 -- SBATCH OPTIONS`, as sweep.py's docstring writes it."""
+    """`submit SWEEP --max-parallel 2 -- SBATCH OPTIONS`, as `parity sweep`'s docstring has it."""
     args = sweep.parse_arguments(
         ["submit", "sweeps/example.txt", "--max-parallel", "2", "--", *options]
     )

@@ -52,7 +52,7 @@ TORCH_INTEGERS = frozenset(
 
 
 class NotYetImplemented(NotImplementedError):
-    """What is not written yet: a stub of scripts/new_algorithm.py, or a backend that a function
+    """What is not written yet: a stub of `parity new`, or a backend that a function
     has no branch for. The tests report it as an expected failure (XFAIL), with its message."""
 
 

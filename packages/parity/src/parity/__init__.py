@@ -255,8 +255,6 @@ from .core import (
     TOLERANCES,
     Tolerance,
     not_yet_implemented,
-    repo_package,
-    repo_root,
     tallied,
     teststatus,
 )
@@ -302,8 +300,6 @@ __all__ = [
     "not_yet_implemented",
     "operands",
     "over",
-    "repo_package",
-    "repo_root",
     "shapes",
     "shared_implementation",
     "sized_operands",

@@ -9,7 +9,6 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
@@ -25,26 +24,6 @@ Function = Callable[..., Any]
 Operands = Sequence[NDArray[Any]]
 #: The parameters of one call, passed by keyword: ``{"axis": 0}``.
 Parameters = Mapping[str, Any]
-
-
-@functools.cache
-def repo_root() -> Path:
-    """The repo under test: the nearest folder with a pyproject.toml, from the working directory
-    up (pytest and nox run from the repo's root); the working directory where there is none."""
-    here = Path.cwd()
-    return next(
-        (folder for folder in (here, *here.parents) if (folder / "pyproject.toml").is_file()), here
-    )
-
-
-def repo_package() -> str:
-    """The repo's package, as the template lays it out: the one folder under src/ with a
-    `_dispatch.py`."""
-    found = sorted(path.parent.name for path in repo_root().glob("src/*/_dispatch.py"))
-    if len(found) != 1:
-        msg = f"{repo_root()}: expected one package with a _dispatch.py under src/, found {found}"
-        raise LookupError(msg)
-    return found[0]
 
 
 # Stubs scaffolded before `NotYetImplemented` existed raise a plain NotImplementedError with this

@@ -12,7 +12,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .core import Function, Parameters, repo_root
+from parity_tools.repo import repo_root
+
+from .core import Function, Parameters
 
 
 def uses_jax() -> bool:

@@ -1,6 +1,6 @@
 """Start a new algorithm from its signature: its module, in this repo's layout, and its tests.
 
-    python scripts/new_algorithm.py attention q:...ld k:...sd v:...se \\
+    parity new attention q:...ld k:...sd v:...se \\
         --param 'scale: float | None = None'
 
 The operands (here q, k and v; by default one, x) are the array arguments, each with its axes
@@ -17,14 +17,14 @@ tests draw them in that range. Each ``--size 'LETTER: RULE'`` constrains an axis
 ``'e: 3h'`` (exactly three times h), ``'k: 1..n'`` (from 1 to n). A parameter named in a bound
 is drawn first, from 1 to 3, and the fixed inputs use its default.
 
-    python scripts/new_algorithm.py cross_entropy logits:...c 'labels:...:int<c'
-    python scripts/new_algorithm.py rotary x:...d --size 'd: even'
+    parity new cross_entropy logits:...c 'labels:...:int<c'
+    parity new rotary x:...d --size 'd: even'
 
 Where the ports have no derivative (``torch.floor_divide``, ``heaviside``, PyTorch's Bessel
 functions return results without a graph), ``--no-gradient REASON`` writes
 ``no_gradient="REASON"`` into the test's `Spec`: its gradient tests skip with that reason.
 
-    python scripts/new_algorithm.py bessel_j0 x --no-gradient 'torch.special.bessel_j0 has none'
+    parity new bessel_j0 x --no-gradient 'torch.special.bessel_j0 has none'
  This creates `attention` in the package,
 laid out as `softmax` is (the public `attention`, then one private implementation per backend:
 `_attention_numpy`, the reference, and the ports), tests/test_attention.py, and exports
@@ -49,7 +49,6 @@ import ast
 import importlib.util
 import json
 import keyword
-import os
 import re
 import shutil
 import subprocess
@@ -60,7 +59,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
 
-ROOT = Path(__file__).resolve().parents[1]
+from .repo import repo_root
+
+ROOT = repo_root()
 TESTS = ROOT / "tests"
 SKELETON = Path(__file__).resolve().parent / "skeleton"
 # Longer names would push the generated docstrings past the line length.
@@ -775,10 +776,10 @@ def main(argv: list[str] | None = None) -> int:
         epilog="examples: attention with three operands and an optional parameter; a loss of\n"
         "logits and integer labels below their number of classes; rotary embeddings of an\n"
         "even number of features; a function whose ports have no derivative\n"
-        f"  python scripts/new_algorithm.py {EXAMPLE}\n"
-        "  python scripts/new_algorithm.py cross_entropy logits:...c 'labels:...:int<c'\n"
-        "  python scripts/new_algorithm.py rotary x:...d --size 'd: even'\n"
-        "  python scripts/new_algorithm.py bessel_j0 x --no-gradient 'torch.special.bessel_j0 "
+        f"  parity new {EXAMPLE}\n"
+        "  parity new cross_entropy logits:...c 'labels:...:int<c'\n"
+        "  parity new rotary x:...d --size 'd: even'\n"
+        "  parity new bessel_j0 x --no-gradient 'torch.special.bessel_j0 "
         "has none'",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -871,13 +872,3 @@ def main(argv: list[str] | None = None) -> int:
         f"the sizes in BENCHMARK_SIZES in tests/test_{name}.py."
     )
     return 0
-
-
-if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BrokenPipeError:
-        # The reader has gone (`| head`, a closed terminal): the files were all written before
-        # the first line, so end quietly, as Python's documentation on SIGPIPE suggests.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)

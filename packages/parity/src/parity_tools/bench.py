@@ -1,10 +1,10 @@
 """Time every public function of the package on every backend, eager and compiled.
 
-    python scripts/bench.py                       # quick profile, every device found
-    python scripts/bench.py --profile thorough    # more sizes, longer measurements
-    python scripts/bench.py --only softmax --device cuda
-    python scripts/bench.py --save-baseline       # keep this run as this commit's baseline
-    python scripts/bench.py --compare main        # each row's ratio to main's baseline
+    parity bench                       # quick profile, every device found
+    parity bench --profile thorough    # more sizes, longer measurements
+    parity bench --only softmax --device cuda
+    parity bench --save-baseline       # keep this run as this commit's baseline
+    parity bench --compare main        # each row's ratio to main's baseline
 
 The functions are the package's `__all__`. Each one's inputs come from `benchmark_inputs(size)`
 in its test module, tests/test_<name>.py, at the sizes that module declares in `BENCHMARK_SIZES`
@@ -39,17 +39,17 @@ import numpy as np
 import torch
 from torch.utils import benchmark
 
-import bench_compare
-import bench_report
-import bench_sizes
+import parity
+from parity import Target
 
-ROOT = Path(__file__).resolve().parents[1]
+from . import bench_compare, bench_report, bench_sizes
+from .repo import repo_package, repo_root
+
+ROOT = repo_root()
 TESTS = ROOT / "tests"
 BASELINES = ROOT / "bench-results" / "baselines"
-# The tests' harness converts the NumPy inputs to each backend, dtype and device.
+# The inputs come from the algorithms' test modules (`benchmark_inputs`).
 sys.path.insert(0, str(TESTS))
-import parity
-from parity import Target, repo_package
 
 Inputs = Callable[[int], tuple[tuple[Any, ...], dict[str, Any]]]
 
@@ -443,9 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     if not rows:
         parser.exit(1, "bench: nothing timed: every function was left out (see above)\n")
     results = {
-        "command": " ".join(
-            ["python", "scripts/bench.py", *(sys.argv[1:] if argv is None else argv)]
-        ),
+        "command": " ".join(["parity", "bench", *(sys.argv[1:] if argv is None else argv)]),
         "profile": args.profile,
         "dtype": args.dtype,
         "machine": bench_report.machine(load_before),
@@ -469,7 +467,3 @@ def main(argv: list[str] | None = None) -> int:
         saved = bench_compare.save_baseline(results, BASELINES)
         print(f"Saved as the baseline of {code['commit'][:12]}: {saved.relative_to(ROOT)}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

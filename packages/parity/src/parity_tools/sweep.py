@@ -4,9 +4,9 @@ A sweep file holds one run's arguments per line (`#` starts a comment), for inst
 sweeps/example.txt: two learning rates, three seeds each. Write a grid with a shell loop:
 `for lr in 0.1 0.5; do for seed in 0 1 2; do echo "--lr $lr --seed $seed"; done; done`.
 
-    python scripts/sweep.py run sweeps/example.txt
-    python scripts/sweep.py submit sweeps/example.txt --max-parallel 2 -- --ntasks=2 --time=30
-    python scripts/results.py
+    parity sweep run sweeps/example.txt
+    parity sweep submit sweeps/example.txt --max-parallel 2 -- --ntasks=2 --time=30
+    parity results
 
 Before anything runs, every line goes through train.py's own checks: its parser, then the rules
 between options (`problem_with`) for the number of processes each run will have (the sbatch
@@ -14,7 +14,7 @@ options' tasks, 1 here). The sweep's list of runs goes to runs/sweeps/<name>-<UT
 each run's line, its arguments (train.py's defaults filled in) and its folder, runs/<array
 job>_<task>/ under Slurm (runs/<name>-<time>_<index>/ here). Slurm's array schedules the runs
 (`sbatch --array=0-N%M`; M is --max-parallel); each task of scripts/slurm/train.sbatch reads its
-arguments from that list (`arguments`, below). From the list, scripts/results.py makes the
+arguments from that list (`arguments`, below). From the list, parity results makes the
 sweep's table and knows which runs failed or never ran.
 """
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import importlib
 import io
 import json
 import os
@@ -33,7 +34,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
 
-ROOT = Path(__file__).resolve().parents[1]
+from .repo import repo_root
+
+ROOT = repo_root()
 TRAIN = ROOT / "examples" / "train.py"
 SBATCH = ROOT / "scripts" / "slurm" / "train.sbatch"
 RUNS = Path("runs")
@@ -107,11 +110,10 @@ def read_sweep(path: Path) -> list[tuple[int, list[str]]]:
 
 
 def load_train() -> ModuleType:
-    """examples/train.py as a module, for its checks (it imports torch and this package)."""
+    """The repo's examples/train.py as a module, for its checks (it imports torch and the
+    repo's package)."""
     sys.path.insert(0, str(TRAIN.parent))
-    import train
-
-    return train
+    return importlib.import_module("train")
 
 
 def check(path: Path, runs: list[tuple[int, list[str]]], processes: int) -> list[dict[str, Any]]:
@@ -182,7 +184,7 @@ def submit(args: argparse.Namespace) -> None:
     save(listing, {**record, "array_job": array_job, "runs": runs})
     print(f"Submitted {args.sweep} as job array {array_job}: {len(runs)} runs, in {listing}")
     print(f"Runs: runs/{array_job}_<task>/; logs: slurm-{array_job}_<task>.out; `squeue --me`")
-    print("Once they are done: python scripts/results.py")
+    print("Once they are done: parity results")
 
 
 def run_here(args: argparse.Namespace) -> None:
@@ -219,7 +221,3 @@ def main(argv: list[str] | None = None) -> None:
     if Path.cwd().resolve() != ROOT:  # the runs' folders, and Slurm's logs, go to the repo's root
         fail(f"run it from the repo's root, {ROOT}")
     {"submit": submit, "run": run_here, "arguments": show_arguments}[args.command](args)
-
-
-if __name__ == "__main__":
-    main()

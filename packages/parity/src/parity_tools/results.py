@@ -1,10 +1,10 @@
 """Turn a sweep's runs into a paper's table and figures: a row per setting, never two sweeps mixed.
 
-    python scripts/results.py
-    python scripts/results.py --sweep runs/sweeps/<id>.json
-    python scripts/results.py --each
+    parity results
+    parity results --sweep runs/sweeps/<id>.json
+    parity results --each
 
-By default the latest sweep (runs/sweeps/*.json, written by scripts/sweep.py); `--sweep` one or
+By default the latest sweep (runs/sweeps/*.json, written by parity sweep); `--sweep` one or
 more of them, `--each` every one: a table per sweep, in results/<sweep id>/. A setting is what
 decides a run's result: its arguments without the seed (and its folder and TensorBoard), its
 number of processes (world size), and its code (git commit, "+dirty" and a hash of the diff when
@@ -267,12 +267,6 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_arguments(argv)
     listings = sorted((args.runs / "sweeps").glob("*.json"), key=lambda p: read_json(p)["created"])
     if not (args.sweep or listings):
-        sys.exit(
-            f"results.py: no sweep in {args.runs}/sweeps/: run one, `scripts/sweep.py run FILE`"
-        )
+        sys.exit(f"results.py: no sweep in {args.runs}/sweeps/: run one, `parity sweep run FILE`")
     for listing in args.sweep or (listings if args.each else listings[-1:]):
         report(listing, args.output)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,8 +1,8 @@
 """Bring the template's newest release into a branch of its own, commit it, run the linters over
 every file, and write the pull request's title and body.
 
-    nox -s template_update                                  # installs the pinned copier and ruff
-    python scripts/template_update.py --body-file pr.md     # in an environment that has them
+    nox -s template_update            # installs the pinned copier and ruff
+    parity update --body-file pr.md   # in an environment that has them
 
 Nothing is pushed, merged or resolved: where `copier update` cannot merge a file, its conflict
 markers are committed as copier left them, and the pull request is a draft that lists them. The
@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from check_conflicts import candidate_files, conflicts_in
+from .conflicts import candidate_files, conflicts_in, deleted_with_edits
 
 ANSWERS_FILE = Path(".copier-answers.yml")
 # Each linter over the whole repo, reporting only: the update's own changes stay reviewable.
@@ -35,7 +35,7 @@ HOW_TO_RESOLVE = [
     "Check out this branch. In each file, keep what you want between the",
     "`<<<<<<< before updating` and `>>>>>>> after updating` markers, then remove them;",
     "apply each `.rej` file's change by hand and delete it. Then commit, push, and",
-    "mark this pull request ready for review. `python scripts/check_conflicts.py` lists",
+    "mark this pull request ready for review. `parity conflicts` lists",
     "what is left; CI fails until nothing is.",
 ]
 
@@ -163,6 +163,7 @@ def update(body_file: Path | None) -> None:
         msg = f"copier update failed: {updated.stderr.strip()}"
         raise UpdateError(msg)
     conflicts = [name for name in candidate_files() if conflicts_in(name)]
+    conflicts += list(deleted_with_edits())
     changed = git("status", "--porcelain", "--untracked-files=all").splitlines()
     git("add", "--all")
     title = f"Update from the template: {releases[0]} to {releases[1]}"
@@ -193,10 +194,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         update(arguments.body_file)
     except UpdateError as error:
-        print(f"template_update: {error}", file=sys.stderr)
+        print(f"parity update: {error}", file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,8 @@
 """How `bench.py`'s timings moved since an earlier run: a baseline saved per git commit, and the
 ratio of every row both runs share.
 
-    python scripts/bench.py --save-baseline    # on the commit to compare against (e.g. main)
-    python scripts/bench.py --compare main     # later, on your branch: a commit, or a results.json
+    parity bench --save-baseline    # on the commit to compare against (e.g. main)
+    parity bench --compare main     # later, on your branch: a commit, or a results.json
 
 A baseline is a results.json kept in bench-results/baselines/, named by the commit it timed, so
 that `--compare` takes any name git knows (`main`, `HEAD~3`, a tag). It stays on this machine
@@ -21,8 +21,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import bench_report
-from bench_report import Row, duration, enough_samples
+from . import bench_report
+from .bench_report import Row, duration, enough_samples
 
 # The row's identity, and the settings that change a timing without any change to the code.
 KEY = ("function", "backend", "device", "mode", "size")
@@ -83,7 +83,7 @@ def find(reference: str, root: Path, folder: Path) -> dict[str, Any]:
             msg = (
                 f"--compare {reference}: no baseline saved for commit {head[:12]} (saved: "
                 f"{', '.join(saved) or 'none'}). Save one there: git switch --detach "
-                f"{reference} && python scripts/bench.py --save-baseline, then switch back"
+                f"{reference} && parity bench --save-baseline, then switch back"
             )
             raise ValueError(msg)
     try:
@@ -93,7 +93,7 @@ def find(reference: str, root: Path, folder: Path) -> dict[str, Any]:
         raise ValueError(msg) from None
     if isinstance(results, dict) and isinstance(results.get("rows"), list):
         return results
-    msg = f"--compare {reference}: {path} is not a results.json written by scripts/bench.py"
+    msg = f"--compare {reference}: {path} is not a results.json written by parity bench"
     raise ValueError(msg)
 
 

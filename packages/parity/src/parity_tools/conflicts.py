@@ -1,18 +1,20 @@
-#!/usr/bin/env python3
 """List every file with unresolved conflicts, and fail if there is one.
 
-    python scripts/check_conflicts.py            # every file git tracks or would track
-    python scripts/check_conflicts.py FILE...    # these files (pre-commit passes the staged ones)
+    parity conflicts            # every file git tracks or would track
+    parity conflicts FILE...    # these files (pre-commit passes the staged ones)
 
 `copier update` and `git merge` leave `<<<<<<<` / `>>>>>>>` markers where they could not merge,
-and copier may leave a `.rej` file beside a file it could not patch; copier still exits 0.
-This script reads the files as text and never imports them, so it reports a conflict in
-noxfile.py, pyproject.toml or a test helper, which nox, pip, ruff and pytest cannot even load.
-It needs only Python 3.8 or newer and git, no installed package: pre-commit runs it on every
-commit, CI runs it before nox, and you can run it any time.
+and copier may leave a `.rej` file beside a file it could not patch; copier still exits 0. And
+where a release no longer has a file (the harness and scripts an earlier release copied into the
+repo), `copier update` deletes it even where you edited it: until the update is committed, a file
+it deleted with edits made since the template last wrote it is reported too; cruft leaves such a
+file where it was, and a copy of that machinery left in the repo is reported until it is gone.
+It reads the files as text and never imports them, so it reports a conflict in noxfile.py or
+pyproject.toml, which nox, pip, ruff and pytest cannot even load; it imports nothing beyond
+Python's standard library. pre-commit runs it on every commit, CI before nox, and you any time.
 
 Exit status: 0 when nothing is left unresolved, 1 otherwise (each file and line on stdout).
-`--names` prints only the files' names, one a line, for other scripts (the noxfile) to read.
+`--names` prints only the files' names, one a line, for other programs (the noxfile) to read.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from __future__ import annotations
 import argparse
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 # Seven of `<` or `>` at the start of a line, then a space or the line's end. Written as
@@ -31,7 +32,14 @@ SKIPPED = {".git", ".venv", "venv", ".nox", ".tox", "node_modules", "__pycache__
 HOW_TO_RESOLVE = (
     "In each file, keep what you want between the markers and delete the <<<<<<< and >>>>>>> "
     "lines (and the ======= between them); apply each .rej file's change by hand, then delete "
-    "the .rej file. Then run `python scripts/check_conflicts.py` again."
+    "the .rej file. Then run `parity conflicts` again."
+)
+# The answers file: its last commit is the template's last generation or update of this repo.
+ANSWERS = ".copier-answers.yml"
+# What earlier releases of the template copied into each repo, and this package now holds.
+COPIED_BEFORE = re.compile(
+    r"tests/parity/.*|scripts/skeleton/.*|scripts/(new_algorithm|bench|bench_compare|bench_report"
+    r"|bench_sizes|check_conflicts|results|sweep|template_update)\.py"
 )
 
 
@@ -69,6 +77,37 @@ def conflicts_in(name: str) -> list[str]:
     return found
 
 
+def git(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+
+
+def deleted_with_edits() -> dict[str, list[str]]:
+    """Files deleted since the last commit (as an update deletes a file the template no longer
+    has) that changed since the template last wrote them (the last commit of the answers file):
+    their edits would go with them."""
+    synced = git("log", "-1", "--format=%h", "--", ANSWERS).stdout.strip()
+    deleted = git("diff", "-z", "--name-only", "--diff-filter=D", "HEAD").stdout.split("\0")
+    if not synced:
+        return {}
+    how = "(`git diff {0} HEAD -- {1}` shows them): carry them over, then commit the update"
+    return {
+        name: [
+            f"{name}: deleted by the update, with your edits since {synced} "
+            + how.format(synced, name)
+        ]
+        for name in filter(None, deleted)
+        if git("diff", "--quiet", synced, "HEAD", "--", name).returncode == 1
+    }
+
+
+def copies_left(names: list[str]) -> dict[str, list[str]]:
+    """Copies of the machinery that earlier releases put in the repo, left there (an update
+    keeps a copy it cannot delete because it was edited): nothing uses them any more."""
+    how = "a copy of what the package parity now holds, left by an update: carry your edits over"
+    left = [name for name in names if COPIED_BEFORE.fullmatch(name) and Path(name).is_file()]
+    return {name: [f"{name}: {how}, then delete it"] for name in left}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="List every file with unresolved conflicts.")
     parser.add_argument("files", nargs="*", help="default: every file git tracks or would track")
@@ -76,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     names = arguments.files or candidate_files()
     report = {name: found for name in names if (found := conflicts_in(name))}
+    if not arguments.files:  # the pre-commit hook passes the staged files: the update is checked
+        report |= deleted_with_edits() | copies_left(names)
     if arguments.names:
         for name in report:
             print(name)
@@ -90,7 +131,3 @@ def main(argv: list[str] | None = None) -> int:
         f"\nUnresolved conflicts (from `copier update` or a merge) in: {files}.\n{HOW_TO_RESOLVE}"
     )
     return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
