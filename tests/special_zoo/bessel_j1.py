@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["bessel_j1", "x", "--no-gradient", "torch.special.bessel_j1 has no derivative"]
 MIN_DIMS = 0
 SIDES = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["hurwitz_zeta", "s", "q", "--no-gradient", "torch.special.zeta has no derivative"]
 MIN_DIMS = 0
 SIDES = {}

@@ -1,7 +1,7 @@
 """A zoo of correct algorithms, each written as a researcher writes it, with bugs to plant.
 
-Each module here is one algorithm: `SCAFFOLD`, the arguments of a generated repo's
-`scripts/new_algorithm.py`; `MIN_DIMS`, `SIDES`, `VALUES` and `PARAMETERS`, what its author
+Each module here is one algorithm: `SCAFFOLD`, the arguments of `parity new` in a generated
+repo; `MIN_DIMS`, `SIDES`, `VALUES` and `PARAMETERS`, what its author
 declares in the generated test module (its `SPEC` and its `draw`); the functions `numpy`,
 `pytorch` and `jax`, or, in the Array API style (`--array-api` in `SCAFFOLD`), `numpy` and
 `array_api`, whose bodies become the scaffolded stubs' bodies; `BUGS`, realistic
@@ -28,7 +28,6 @@ import importlib
 import pkgutil
 import re
 import shutil
-import sys
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.planted import Bug
-from tests.render import Combination, run
+from tests.render import TOOLS, Combination, run
 from tests.scaffolded import PACKAGE, function_named, source, write_body
 
 BACKENDS = ("numpy", "pytorch", "jax")
@@ -133,7 +132,7 @@ def written(rendered: Path, algorithms: Sequence[Algorithm], into: Path) -> Path
 def write(repo: Path, algorithm: Algorithm, combination: Combination = COMBINATION) -> None:
     """Scaffold `algorithm` in `repo`, write its implementations into the stubs, and declare in its
     test module what its author declares."""
-    run([sys.executable, "scripts/new_algorithm.py", *algorithm.scaffold], cwd=repo)
+    run([*TOOLS, "new", *algorithm.scaffold], cwd=repo)
     for backend in algorithm.bodies:
         if backend == "jax" and not combination.jax:
             continue

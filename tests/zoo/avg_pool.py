@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["avg_pool", "x:...n", "--size", "n: multiple of stride", "--param", "stride: int = 2"]
 MIN_DIMS = 0
 SIDES = {}

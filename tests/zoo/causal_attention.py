@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["causal_attention", "q:...td", "k:...td", "v:...te"]
 MIN_DIMS = 0
 # An empty sequence has no first position to attend to; d = 0 has no scale 1/sqrt(d).

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from array_api_compat import array_namespace
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["charbonnier", "prediction:...n", "target:...n", "--param", "eps: float = 1e-3", "--array-api"]
 MIN_DIMS = 0
 # The mean of no terms is undefined.

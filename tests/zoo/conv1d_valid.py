@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["conv1d_valid", "x:...n", "kernel:k"]
 MIN_DIMS = 0
 # A valid convolution needs the kernel to fit: 1 <= k <= n; the output has n - k + 1 values.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["grid_interp", "values:...n", "positions:...m"]
 MIN_DIMS = 0
 SIDES = {}

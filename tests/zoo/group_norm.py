@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["group_norm", "x:ncl", "weight:c", "bias:c", "--param", "groups: int = 1", "--param", "eps: float = 1e-5"]
 MIN_DIMS = 0
 # PyTorch refuses a group of one value when the batch has one sample ("more than 1 value per

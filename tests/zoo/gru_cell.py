@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["gru_cell", "x:...i", "h:...k", "w_ih:gi", "w_hh:gk", "--size", "g: 3k"]
 MIN_DIMS = 0
 SIDES = {}

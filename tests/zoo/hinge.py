@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["hinge", "scores:...n", "labels:...n", "--param", "margin: float = 1.0"]
 MIN_DIMS = 0
 # The mean of no terms is undefined.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from array_api_compat import array_namespace
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["l2_normalize", "x:...d", "--param", "eps: float = 1e-12", "--array-api"]
 MIN_DIMS = 0
 SIDES = {"d": (1, 8)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["layer_norm", "x:...d", "--param", "eps: float = 1e-5"]
 MIN_DIMS = 0
 # Mean and variance of an empty feature axis are undefined.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["logdet_gram", "a:...nk"]
 MIN_DIMS = 0
 # k >= n: rank n almost surely; near-singular draws (nearly dependent rows) happen too.

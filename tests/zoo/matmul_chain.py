@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["matmul_chain", "x:...a", "w1:ab", "w2:bc"]
 MIN_DIMS = 0
 SIDES = {}

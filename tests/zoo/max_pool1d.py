@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["max_pool1d", "x:...n", "--param", "window: int = 2"]
 MIN_DIMS = 0
 # The window (drawn in 1..n) must fit at least once.

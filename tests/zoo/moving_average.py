@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["moving_average", "x:...n", "--param", "window: int = 3"]
 MIN_DIMS = 0
 # The window (drawn in 1..n) must fit at least once; the output has n - window + 1 values.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["pairwise_sq_dist", "x:...nd", "y:...md"]
 MIN_DIMS = 0
 SIDES = {}

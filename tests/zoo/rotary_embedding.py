@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["rotary_embedding", "x:...td", "--size", "d: even", "--param", "base: float = 10000.0"]
 MIN_DIMS = 0
 # The features come in pairs: d is even.

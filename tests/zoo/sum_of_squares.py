@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["sum_of_squares", "x", "--param", "axis: int = -1"]
 MIN_DIMS = 1
 SIDES = {}

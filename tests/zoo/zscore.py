@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from array_api_compat import array_namespace
 
-#: Arguments of `python scripts/new_algorithm.py` (name, operands NAME:AXES, --param options).
+#: Arguments of `parity new` (name, operands NAME:AXES, --param options).
 SCAFFOLD = ["zscore", "x:...d", "--param", "eps: float = 1e-5", "--array-api"]
 MIN_DIMS = 0
 # Mean and variance of an empty axis are undefined.
