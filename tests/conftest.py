@@ -3,7 +3,6 @@ the repos that test_update.py and test_update_answers.py update from v1.0.0 to v
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ from tests.render import (
 )
 from tests.slurm_cluster import Cluster, two_node_cluster, why_no_cluster
 from tests.updating import CONFLICTING_EDITS, CONVENTION_CHANGES, ENGINES, drop_softmax, work_on
-from tests.wheelhouse import build, find_links
+from tests.wheelhouse import build, find_links, given
 
 
 @pytest.fixture(autouse=True)
@@ -46,9 +45,9 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 def parity_wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding parity's wheel from this tree: the one nox's tests session built and named
     in PIP_FIND_LINKS, else one built here."""
-    given = Path(os.environ.get("PIP_FIND_LINKS") or os.devnull)
-    if any(given.glob("parity-*.whl")):
-        return given
+    found = given()
+    if found is not None:
+        return found
     folder = tmp_path_factory.mktemp("wheelhouse")
     build(folder)
     return folder
