@@ -30,7 +30,7 @@ def test_generated_repos_pin_this_release() -> None:
 def test_the_docs_example_passes_with_the_wheel_alone(parity_wheelhouse: Path, tmp_path: Path) -> None:
     (wheel,) = parity_wheelhouse.glob(f"parity-{VERSION}-*.whl")
     installed = tmp_path / "site"
-    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", installed, wheel]
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(installed), str(wheel)]
     subprocess.run(pip, check=True)
     (example,) = re.findall(r"```python\n(.*?)```", (PARITY / "README.md").read_text(encoding="utf-8"), re.DOTALL)
     project = tmp_path / "any-repo"  # no pyproject.toml, no src/: a repo the template did not make
