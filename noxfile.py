@@ -125,9 +125,11 @@ def install_torch(session: nox.Session) -> None:
 
 
 def parity_wheelhouse(session: nox.Session) -> Path:
-    """Build the parity harness's wheel from this tree into this session's folder, where the
-    generated repos' installs find it (they pin the release that this tree is); return the wheel."""
-    folder = workdir(session) / "wheelhouse"
+    """Build the parity harness's wheel from this tree into the session's environment folder, where
+    the generated repos' installs find it (they pin the release that this tree is); return the
+    wheel. Not in `workdir`: nox's tmp folder would become TMPDIR, inside this checkout, and the
+    tests need theirs outside any repository."""
+    folder = Path(getattr(session.virtualenv, "location", None) or ROOT / ".nox").resolve() / "wheelhouse"
     shutil.rmtree(folder, ignore_errors=True)
     wheel: Path = WHEELHOUSE.build(folder)
     session.env.update(WHEELHOUSE.find_links(folder))

@@ -35,6 +35,7 @@ def test_the_docs_example_passes_with_the_wheel_alone(parity_wheelhouse: Path, t
     (example,) = re.findall(r"```python\n(.*?)```", (PARITY / "README.md").read_text(encoding="utf-8"), re.DOTALL)
     project = tmp_path / "any-repo"  # no pyproject.toml, no src/: a repo the template did not make
     project.mkdir()
+    (project / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # its own, wherever tmp_path is
     (project / "test_logsumexp.py").write_text(example, encoding="utf-8")
     command = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-W", "error"]
     env = {"PYTHONPATH": str(installed), "HYPOTHESIS_PROFILE": "ci", "PATH": str(Path(sys.executable).parent)}
