@@ -27,7 +27,7 @@ TOOLING = [
 ]
 #: Their lines at the last count (docs/measurements.md has the history and its reasons). Raise it
 #: only with a reason written there: a researcher reads around these lines to find their own.
-TOOLING_LINES = 1020
+TOOLING_LINES = 1030
 
 
 def test_no_test_module_is_longer_than_600_lines() -> None:

@@ -25,7 +25,7 @@ from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 from {{ cookiecutter.package_name }} import cross_entropy, softmax
 
-from resumable import Run, add_arguments, ignore_stop_signals
+from resumable import Run, add_arguments, exit_now, ignore_stop_signals
 
 FEATURES, CLASSES = 8, 4
 HELD_OUT = 512  # samples drawn beside the training data, only evaluated on
@@ -133,3 +133,4 @@ def main(argv: list[str] | None = None) -> None:
 if __name__ == "__main__":
     main()
     ignore_stop_signals()
+    exit_now()
