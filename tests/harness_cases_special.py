@@ -132,6 +132,39 @@ def test_bug_sine_as_exact_as_a_library_says_which_tolerance_accepts_it(target: 
     parity.assert_matches_reference(sine_less_exact, target, (np.array([0.5, 1.0, 2.0]),))
 
 
+LN2 = float(np.log(2.0))
+
+
+def log1mexp(x: Any) -> Any:
+    """log(1 - exp(-x)) for x > 0, in Maechler's two branches: a pole at 0 (slope 1/x there)."""
+    if isinstance(x, np.ndarray):
+        return np.where(x < LN2, np.log(-np.expm1(-x)), np.log1p(-np.exp(-x)))
+    far = torch.maximum(x, torch.tensor(LN2, dtype=x.dtype))  # the branch not taken stays finite
+    return torch.where(x < LN2, torch.log(-torch.expm1(-x)), torch.log1p(-torch.exp(-far)))
+
+
+def log1mexp_unclamped(x: Any) -> Any:
+    """The bug: log1p(-exp(-x)) is -inf at x = 1e-20, so torch.where sends 0 * inf = NaN back."""
+    if isinstance(x, np.ndarray):
+        return log1mexp(x)
+    return torch.where(x < LN2, torch.log(-torch.expm1(-x)), torch.log1p(-torch.exp(-x)))
+
+
+#: Beside the pole, every default step reaches x < 0, where the reference is NaN: only the finer
+#: steps measure the slope (1e20 at 1e-20; 1e300 at 1e-300).
+BESIDE_THE_POLE = np.array([1e-300, 1e-20, 0.3, 5.0])
+
+
+@parity.over(["torch"], ["float64"])
+def test_correct_log1mexp_gradient_beside_its_pole(target: Target) -> None:
+    parity.assert_gradient_matches_reference(log1mexp, target, (BESIDE_THE_POLE,))
+
+
+@parity.over(["torch"], ["float64"])
+def test_bug_log1mexp_gradient_nan_beside_its_pole(target: Target) -> None:
+    parity.assert_gradient_matches_reference(log1mexp_unclamped, target, (BESIDE_THE_POLE,))
+
+
 # --- Values with holes and open ends: a Spec's domain in interval notation ----------------------
 # Each draw, ordinary or extreme, and each fixed operand stays inside the domain as the target's
 # dtype rounds it: never on an excluded end (log of 0), never in a hole (1 / 0).

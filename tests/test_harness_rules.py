@@ -137,7 +137,15 @@ def test_an_operation_without_a_meta_kernel_skips_and_says_where_the_device_is_c
 def test_planted_bugs_still_fail_with_a_comparison(run: Run) -> None:
     for name, outcome in _named(run, "test_bug_").items():
         assert outcome.outcome == "failure", f"{name} passed: the bug was not caught"
-        assert "differs from" in outcome.message or "is missing" in outcome.message, outcome.message
+        compared = ("differs from", "is missing", "where finite differences of the reference are finite")
+        assert any(words in outcome.message for words in compared), outcome.message
+
+
+def test_a_nan_gradient_beside_a_pole_fails_though_the_default_step_crosses_it(run: Run) -> None:
+    (outcome,) = _named(run, "test_bug_log1mexp_gradient_nan_beside_its_pole").values()
+    assert outcome.outcome == "failure"
+    assert "is nan at index (0,)" in outcome.message, outcome.message
+    assert "torch.where and jnp.where send 0 * inf = nan back" in outcome.message, outcome.message
 
 
 def test_a_test_that_compared_nothing_fails_and_says_why(run: Run) -> None:

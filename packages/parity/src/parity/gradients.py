@@ -295,12 +295,17 @@ def _assert_gradient_close(
     allowed = tolerance.atol + tolerance.rtol * np.abs(c) + DIFFERENCE_SAFETY * differences.error
     distance = np.maximum(np.maximum(low - got, got - high), 0.0)
     compared = np.isfinite(low) & np.isfinite(high) & np.isfinite(differences.error)
-    if not outputs_finite:  # 0 * inf: the zero weight of a non-finite output gives NaN
-        compared &= np.isfinite(got)
-    if not compare_values:  # finite where the reference's differences are
-        _assert_finite_where(got, compared, differences, allowed, what)
+    finite = np.isfinite(got)
+    room = np.where(compared, allowed, tolerance.atol)  # for the finer steps, where non-finite
+    if outputs_finite:
+        # Also where a pole or a domain's end lies within the default step (log1mexp at 1e-20):
+        # only a finer step can tell a true infinite slope from a NaN sent back by torch.where.
+        _assert_finite_where(got, compared | ~finite, differences, room, what)
+    else:  # 0 * inf: the zero weight of a non-finite output gives NaN
+        compared &= finite
+    if not compare_values:
         return
-    matches = np.array(~compared | (distance <= allowed))  # writable, 0-d too
+    matches = np.array(~compared | ~finite | (distance <= allowed))  # writable, 0-d too
     excess = np.where(matches, -np.inf, np.nan_to_num(distance / allowed, nan=np.inf))
     # A feature closer than the step (measured on a finer ladder, in long double where the
     # reference computes in it), an element flat to the last bit, or kinks that meet?
@@ -341,25 +346,27 @@ def _assert_gradient_close(
 
 def _assert_finite_where(
     got: NDArray[np.float64],
-    compared: NDArray[np.bool_],
+    checked: NDArray[np.bool_],
     differences: Differences,
     allowed: NDArray[np.float64],
     what: str,
 ) -> None:
-    """Fail where `got` is not finite while the differences are, unless the finer steps show no
+    """Fail where `got` is not finite at a `checked` element, unless the finer steps show no
     finite slope there (`Differences.finer`: a pole, a jump, a kink, a slope beyond float64)."""
     __tracebackhide__ = True
     broken = [
         index
-        for index in map(tuple, np.argwhere(compared & ~np.isfinite(got)).tolist())
+        for index in map(tuple, np.argwhere(checked & ~np.isfinite(got)).tolist())
         if not differences.finer(index, float(got[index]), float(allowed[index]), 0.0, 0.0)
     ]
     if broken:
         worst = broken[0]
         pytest.fail(
             f"{what} is {float(got[worst])!r} at index {worst}, where finite differences of the "
-            "reference are finite: an overflow in a branch the result does not take (torch.where "
-            "and jnp.where send 0 * inf = nan back through it: clamp that branch's input)?"
+            "reference are finite (with a finer step, where a pole or the end of its domain lies "
+            "within the default one): an overflow in a branch the result does not take "
+            "(torch.where and jnp.where send 0 * inf = nan back through it: clamp that branch's "
+            "input)?"
         )
 
 
