@@ -122,9 +122,11 @@ def test_import_does_not_import_jax(rendered: Render, combination: Combination, 
         "package.softmax(numpy.ones(3)), package.softmax(torch.ones(3))\n"
         "package.cross_entropy(numpy.zeros((2, 3)), numpy.array([0, 2]))\n"
         "print(sorted(name for name in sys.modules if name.partition('.')[0] == 'jax'))\n"
+        "print(package.__all__, [callable(getattr(package, name)) for name in package.__all__])\n"
     )
-    result = run_in(repo, sys.executable, "-c", code)
-    assert result.stdout.strip() == "[]"
+    jax, exports = run_in(repo, sys.executable, "-c", code).stdout.strip().splitlines()
+    assert jax == "[]"
+    assert exports == f"{sorted(ALGORITHMS)} {[True] * len(ALGORITHMS)}"
 
 
 @pytest.mark.usefixtures("finds_parity")

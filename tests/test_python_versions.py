@@ -1,8 +1,11 @@
 """The supported Pythons are one list: the oldest one asked for, and every newer choice.
 
-The question's choices are the list; the computed `__python_versions` (cookiecutter.json, and the
-`cookiecutter` variable of copier.yml) repeats it, and the CI matrix, the classifiers and
-requires-python read that. These tests prove the copies agree and the generated files follow them.
+The question's choices are the list. copier.yml writes it once (its `supported_pythons`, which the
+`cookiecutter` variable's `__python_versions` reads, is an alias of the choices); cookiecutter.json
+twice, as cookiecutter has no other way to read a question's choices while it renders (a Jinja
+global of local_extensions.py would do, but cruft's update imports the previous release's module
+first and keeps it). The CI matrix, the classifiers and requires-python read `__python_versions`.
+These tests prove the copies agree and the generated files follow them.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ CHOICES: list[str] = COOKIECUTTER_JSON["python_version"]
 
 
 def computed_list(expression: str) -> list[str]:
-    """The literal list in `{% set supported = [...] %}`, the one place each engine writes it."""
+    """The literal list in `{% set supported = [...] %}`: cookiecutter.json's second copy."""
     match = re.search(r"\{% set supported = (\[[^\]]*\]) %\}", expression)
     assert match, f"no `{{% set supported = [...] %}}` in {expression!r}"
     supported: list[str] = yaml.safe_load(match.group(1))
@@ -30,7 +33,7 @@ def computed_list(expression: str) -> list[str]:
 def test_the_computed_lists_are_the_choices() -> None:
     assert COPIER_YML["python_version"]["choices"] == CHOICES
     assert computed_list(COOKIECUTTER_JSON["__python_versions"]) == CHOICES
-    assert computed_list(COPIER_YML["cookiecutter"]["default"]) == CHOICES
+    assert COPIER_YML["supported_pythons"]["default"] is COPIER_YML["python_version"]["choices"]
 
 
 def supported_pythons(repo: Path) -> dict[str, list[str]]:

@@ -20,7 +20,7 @@ import pytest
 
 from tests.render import TOOLS, Render
 from tests.slurm_cluster import Cluster
-from tests.training import LAYOUTS, check_row, copy_of, environment, listing_of, record, results
+from tests.training import LAYOUTS, check_row, copy_of, environment, listing_of, record, results, run_cases
 
 # Two seeds of a learning rate here; on the cluster, two learning rates x two seeds, and a run more.
 SWEEP = """\
@@ -54,6 +54,12 @@ def here(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert done.stderr.strip().endswith(f"failed: {runs[2]['output']}"), done.stderr
     assert "2 of 3 runs done" in done.stdout
     return repo
+
+
+@pytest.mark.slow
+def test_sweep_refuses_what_it_cannot_run_before_running_anything(rendered: Render, tmp_path: Path) -> None:
+    """tests/sweep_cases.py: each refusal names the line to change and how."""
+    run_cases(copy_of(rendered, LAYOUTS[0], tmp_path / "repo"), Path(__file__).with_name("sweep_cases.py"))
 
 
 @pytest.mark.slow

@@ -22,13 +22,30 @@ import pytest
 import torch
 
 from tests.render import COMBINATIONS, Render
-from tests.training import LAYOUTS, TORCHRUN, assert_same_run, copy_of, environment, record, running, train
+from tests.training import (
+    LAYOUTS,
+    TORCHRUN,
+    assert_same_run,
+    copy_of,
+    environment,
+    record,
+    run_cases,
+    running,
+    train,
+)
 
 
 @pytest.fixture
 def repo(rendered: Render, request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     """A private copy of a render (the test's `combination` parameter, or the first one)."""
     return copy_of(rendered, getattr(request, "param", COMBINATIONS[0]), tmp_path / "repo")
+
+
+@pytest.mark.slow
+def test_training_example_in_its_own_process(repo: Path) -> None:
+    """tests/train_cases.py: learns, records what made it, resumes where it stopped (a signal in
+    step 6, a Slurm requeue), refuses bad input, writes TensorBoard events."""
+    run_cases(repo, Path(__file__).with_name("train_cases.py"))
 
 
 @pytest.mark.slow

@@ -48,6 +48,19 @@ def train(repo: Path, *arguments: str, processes: int = 0) -> tuple[str, float]:
     return result.stdout, time.perf_counter() - start
 
 
+def run_cases(repo: Path, cases: Path) -> None:
+    """Run the tests of `cases` (a file of this folder, named ``*_cases.py``) in `repo`, as
+    tests/test_*.py there, with examples/ importable; fail with the output unless all pass."""
+    test = repo / "tests" / f"test_{cases.stem.removesuffix('_cases')}.py"
+    shutil.copy(cases, test)
+    paths = os.pathsep.join(str(repo / folder) for folder in ("src", "examples"))
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", str(test.relative_to(repo))]
+    env = environment(repo) | {"PYTHONPATH": paths}
+    result = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
+    assert " passed" in result.stdout.splitlines()[-1], result.stdout
+
+
 def record(output: Path) -> dict[str, Any]:
     result: dict[str, Any] = json.loads((output / "metrics.json").read_text(encoding="utf-8"))
     return result

@@ -12,7 +12,7 @@ held-out data from the same clusters, never trained on.
 
 `--batch-size` is the global batch: each of N processes takes 1/N of every batch and
 DistributedDataParallel averages their gradients, so N processes take the steps of one, up to
-the order of float32 sums (rtol=1e-5, atol=1e-6: tests/test_train.py). Stopping, resuming, Slurm
+the order of float32 sums (rtol=1e-5, atol=1e-6). Stopping, resuming, Slurm
 and what metrics.json records: examples/resumable.py.
 """
 

@@ -1,5 +1,6 @@
 """`parity sweep` refuses a sweep file it cannot run before anything runs, and says which line
-to change and how. (Sweeps that run, here and on a Slurm cluster, are tested by the template.)"""
+to change and how: run in a generated repo (whose examples/train.py sets the rules), written into
+a render's tests/ by tests/test_sweeps.py, which also runs sweeps here and on a Slurm cluster."""
 
 from __future__ import annotations
 
@@ -31,9 +32,7 @@ def sweep() -> ModuleType:
     return importlib.import_module("parity_tools.sweep")
 
 
-@pytest.mark.parametrize(
-    ("text", "message"), [case[1:] for case in BAD_SWEEPS], ids=[case[0] for case in BAD_SWEEPS]
-)
+@pytest.mark.parametrize(("text", "message"), [case[1:] for case in BAD_SWEEPS], ids=[case[0] for case in BAD_SWEEPS])
 def test_refuses_a_sweep_it_cannot_run(
     sweep: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str
 ) -> None:
@@ -67,9 +66,7 @@ def test_submit_checks_each_run_for_the_tasks_of_its_sbatch_options(
 )
 def test_documented_submit_line_parses(sweep: ModuleType, options: list[str], tasks: int) -> None:
     """`submit SWEEP --max-parallel 2 -- SBATCH OPTIONS`, as `parity sweep`'s docstring has it."""
-    args = sweep.parse_arguments(
-        ["submit", "sweeps/example.txt", "--max-parallel", "2", "--", *options]
-    )
+    args = sweep.parse_arguments(["submit", "sweeps/example.txt", "--max-parallel", "2", "--", *options])
     assert (args.sweep, args.max_parallel, args.sbatch) == (Path("sweeps/example.txt"), 2, options)
     assert sweep.world_size(args.sbatch) == tasks
 

@@ -1,21 +1,19 @@
-"""The training example learns, records what made it, resumes where it stopped, refuses bad input,
-and gives the same parameters in two processes as in one (a slow test: `pytest -m slow`)."""
+"""The training example learns, records what made it, resumes where it stopped and refuses bad
+input: tests of a generated repo's examples/train.py, in its process, written into a render's tests/
+and run there by tests/test_training.py (which runs it in two processes, with torchrun)."""
 
 from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
 
-import pytest
-import torch
-
 import parity
+import pytest
 import resumable
+import torch
 import train
 from parity import Target
 
@@ -87,9 +85,7 @@ def test_resumed_run_ends_where_an_uninterrupted_one_does(tmp_path: Path) -> Non
     assert parts["parameters_sha256"] == whole["parameters_sha256"]
 
 
-@pytest.mark.parametrize(
-    ("step", "batch"), [(6, 2), (8, 4)], ids=["mid-epoch", "after-the-epochs-last-step"]
-)
+@pytest.mark.parametrize(("step", "batch"), [(6, 2), (8, 4)], ids=["mid-epoch", "after-the-epochs-last-step"])
 def test_run_stopped_at_a_step_resumes_to_the_same_result(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int, batch: int
 ) -> None:
@@ -199,27 +195,6 @@ def test_refuses_cuda_without_cuda(tmp_path: Path, capsys: pytest.CaptureFixture
     assert exit_info.value.code == 2
     assert "--device cuda: no CUDA device found" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
-
-
-def torchrun(processes: int, output: Path) -> None:
-    """Run the example quickly in `processes` processes on this machine (a free port for each
-    run), writing to `output`."""
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-    logs = f"{output}-logs"  # torchrun's; by default it leaves them in the temporary folder
-    example = train.__file__
-    command = [*launcher, "--log-dir", logs, f"--nproc_per_node={processes}", example, *QUICK]
-    subprocess.run([*command, "--output", output], check=True, capture_output=True, timeout=300)
-
-
-@pytest.mark.slow
-def test_two_processes_take_the_steps_of_one(tmp_path: Path) -> None:
-    torchrun(1, tmp_path / "one")
-    torchrun(2, tmp_path / "two")
-    one, two = record(tmp_path / "one"), record(tmp_path / "two")
-    assert (one["made_by"]["world_size"], two["made_by"]["world_size"]) == (1, 2)
-    torch.testing.assert_close(two["history"], one["history"], rtol=RTOL, atol=ATOL)
-    models = [torch.load(tmp_path / run / "checkpoint.pt")["model"] for run in ("one", "two")]
-    torch.testing.assert_close(models[1], models[0], rtol=RTOL, atol=ATOL)
 
 
 def test_tensorboard_events_hold_the_recorded_metrics(tmp_path: Path) -> None:
