@@ -165,6 +165,20 @@ def test_bug_log1mexp_gradient_nan_beside_its_pole(target: Target) -> None:
     parity.assert_gradient_matches_reference(log1mexp_unclamped, target, (BESIDE_THE_POLE,))
 
 
+def square_of_root(x: Any) -> Any:
+    """(√x)² = x on x >= 0: the chain rule gives 2√x / (2√x) = 0 / 0 at 0, as libraries' special
+    functions give NaN on the end of their domain (gammainc(1, x) at x = 0)."""
+    if isinstance(x, np.ndarray):
+        return np.asarray(np.sqrt(x) ** 2)
+    return torch.sqrt(x) ** 2
+
+
+@parity.over(["torch"], ["float64"])
+def test_correct_nan_gradient_on_the_end_of_the_domain(target: Target) -> None:
+    # Only the right side of 0 has a slope, at every step: 0 passes unmeasured, and -v says so.
+    parity.assert_gradient_matches_reference(square_of_root, target, (np.array([0.0, 0.5]),))
+
+
 # --- Values with holes and open ends: a Spec's domain in interval notation ----------------------
 # Each draw, ordinary or extreme, and each fixed operand stays inside the domain as the target's
 # dtype rounds it: never on an excluded end (log of 0), never in a hole (1 / 0).

@@ -127,6 +127,13 @@ def test_an_element_no_step_can_measure_passes_and_is_counted_with_the_reason(ru
     assert f"{name} PASSED (1 compared; {unmeasured})" in run.output, run.output[-3000:]
 
 
+def test_a_nan_gradient_on_the_end_of_the_domain_passes_and_is_counted_with_the_reason(run: Run) -> None:
+    name = "test_correct_nan_gradient_on_the_end_of_the_domain[torch-float64-cpu]"
+    assert run.outcomes[name].outcome == "passed", run.outcomes[name].message
+    unmeasured = "1 element unmeasured: the end of the reference's domain, where only one side has a slope (x)"
+    assert f"{name} PASSED (1 compared; {unmeasured})" in run.output, run.output[-3000:]
+
+
 def test_an_operation_without_a_meta_kernel_skips_and_says_where_the_device_is_checked(run: Run) -> None:
     for name, outcome in _named(run, "test_skipped_").items():
         assert outcome.outcome == "skipped", f"{name}: {outcome.message}"

@@ -62,6 +62,7 @@ def _ladder(x: float) -> list[float]:
 #: Why `Differences.finer` passes an element it cannot measure.
 STRADDLED = "a pole, a jump or a period inside every finite-difference step"
 KINK = "no derivative at a kink, where the port's gradient is not finite"
+EDGE = "the end of the reference's domain, where only one side has a slope"
 
 
 def _slopes(
@@ -175,14 +176,16 @@ class Differences:
         of x: slopes that stay apart over a hundredfold smaller step; an infinite one, where the
         exact slope is beyond float64 (`_beyond`); any `got` where no step of the ladder is clean
         of a pole, a jump or a period (the slopes, or their gap, grow as the step shrinks, to the
-        ladder's end), and a non-finite one at a kink, noted in `unmeasured` (-v shows it, with
-        the reason); a `got` up to `flat_room`, where
+        ladder's end), and a non-finite one at a kink or on the end of the reference's domain (no
+        step measures both sides), noted in `unmeasured` (-v shows it, with the reason); a `got`
+        up to `flat_room`, where
         the element is flat at every step measured (no slope beyond the terms' rounding error
         over the step)."""
         x = float(self.x[index])
         runs = [self._in(np.float64)] + ([self._in(LONG)] if LONG is not None else [])
         runs = [run for run in runs if run[0] is not None]
         gaps: list[float] = []  # how far apart the two sides' slopes are, beyond the slack
+        two_sided = False  # whether a step measured both sides (else x is on the domain's end)
         steep: list[float] = []  # the larger slope: it grows as 1/step over a jump or a period
         straddled = False  # a pole, a jump or a period inside the latest steps
         flat = bool(self.flat[index])
@@ -193,6 +196,7 @@ class Differences:
                     runs = []
                     break
                 forward, backward, _, _, noise = _slopes(along, start, index, step, rounding)
+                two_sided = two_sided or not (np.isnan(forward) or np.isnan(backward))
                 noise /= step
                 # An infinite slope counts (an overflow of the difference over the step), an
                 # infinite `got` not: it would excuse any noise.
@@ -225,6 +229,9 @@ class Differences:
                 return True
         if straddled:
             self.unmeasured[index] = STRADDLED
+            return True
+        if not two_sided and not np.isfinite(got):  # P(1, x) at x = 0: the libraries give NaN
+            self.unmeasured[index] = EDGE
             return True
         return flat and abs(got) <= flat_room
 
