@@ -407,6 +407,12 @@ class Repo:
     @classmethod
     def read(cls, answers: Path = ANSWERS) -> Repo:
         """The answers in `answers` (.copier-answers.yml, which every generated repo carries)."""
+        if not answers.is_file():
+            msg = (
+                f"parity new: no {answers.name} in {answers.parent}: run it from the root of a "
+                "repo made by the template (cd <your repo>; parity new NAME OPERAND ...)"
+            )
+            raise SystemExit(msg)
         text = answers.read_text(encoding="utf-8")
         found = dict(re.findall(r"^(\w+): ['\"]?([^'\"\n]*)['\"]?$", text, re.MULTILINE))
         return cls(found["package_name"], found["layout"], found["jax"].lower() == "true")

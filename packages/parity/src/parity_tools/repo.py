@@ -17,9 +17,12 @@ def repo_root() -> Path:
 
 def repo_package() -> str:
     """The repo's package, as the template lays it out: the one folder under src/ with a
-    `_dispatch.py`."""
+    `_dispatch.py`; elsewhere, exit with what to do."""
     found = sorted(path.parent.name for path in repo_root().glob("src/*/_dispatch.py"))
     if len(found) != 1:
-        msg = f"{repo_root()}: expected one package with a _dispatch.py under src/, found {found}"
-        raise LookupError(msg)
+        msg = (
+            f"{repo_root()}: expected one package with a _dispatch.py under src/, found "
+            f"{found or 'none'}: run it from a repo made by the template (cd <your repo>)"
+        )
+        raise SystemExit(msg)
     return found[0]
