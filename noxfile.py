@@ -26,7 +26,6 @@ import importlib.util
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -71,7 +70,8 @@ def load(path: Path) -> ModuleType:
     return module
 
 
-# The choice of torch index, shared with the tests and benchmarks; parity's wheel from this tree.
+# Where torch comes from and whether a GPU is there (the generated noxfile's rules, shared with the
+# tests and benchmarks); parity's wheel from this tree.
 TORCH_INDEX = load(ROOT / "tests" / "torch_index.py")
 WHEELHOUSE = load(ROOT / "tests" / "wheelhouse.py")
 REQUIRE_GPU = os.environ.get("REQUIRE_GPU", "") not in {"", "0"}
@@ -200,25 +200,6 @@ def check_github(session: nox.Session, repo: Path) -> None:
     session.run("zizmor", "--offline", str(github), silent=True)
 
 
-def why_no_gpu() -> str | None:
-    """Why this machine cannot run CUDA tests, or None when `nvidia-smi -L` lists a GPU.
-    A copy of the generated noxfile's (a generated repo stands alone): tests/test_noxfiles_agree.py
-    proves the two the same."""
-    if os.environ.get("CUDA_VISIBLE_DEVICES", "unset").strip() in {"", "-1"}:
-        return "no NVIDIA GPU visible: CUDA_VISIBLE_DEVICES hides them all"
-    nvidia_smi = shutil.which("nvidia-smi")
-    if nvidia_smi is None:
-        return "no NVIDIA GPU found: nvidia-smi is not on PATH"
-    try:
-        listing = subprocess.run([nvidia_smi, "-L"], capture_output=True, text=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"no NVIDIA GPU found: `nvidia-smi -L` failed ({error})"
-    if listing.returncode != 0 or not listing.stdout.lstrip().startswith("GPU"):
-        output = (listing.stdout + listing.stderr).strip() or f"exit status {listing.returncode}"
-        return f"no NVIDIA GPU found: `nvidia-smi -L` says: {output}"
-    return None
-
-
 # Default sessions: `nox` runs these, in this order -------------------------------------------------
 
 
@@ -291,7 +272,7 @@ def generated_cuda(session: nox.Session, layout: str, jax: bool) -> None:
     """Render a combination; run its `tests_cuda` on an NVIDIA GPU (skips without one)."""
     require_gpu = REQUIRE_GPU or "--require-gpu" in session.posargs
     # Decided before anything is installed: a CPU machine never downloads a CUDA build of torch.
-    reason = why_no_gpu()
+    reason = TORCH_INDEX.why_no_gpu()
     if reason is not None and require_gpu:
         session.error(f"{reason}; a GPU is required here (REQUIRE_GPU=1 or --require-gpu)")
     if reason is not None:
