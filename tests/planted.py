@@ -72,6 +72,11 @@ class Round:
     output: str
     first_failures: dict[str, FirstFailure]  # by algorithm; absent where every test passed
 
+    def check_passed(self) -> None:
+        """Fail unless every test passed: each algorithm's first failure, else the whole output."""
+        failed = {name: f"{first.test}: {first.report[:2000]}" for name, first in self.first_failures.items()}
+        assert self.returncode == 0, failed or self.output
+
     def check_caught(self, bug: Bug) -> None:
         """Fail unless `bug` failed its algorithm's tests first in `bug.caught_by`, saying `bug.says`."""
         assert self.returncode == 1, self.output
