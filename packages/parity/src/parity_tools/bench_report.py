@@ -8,13 +8,14 @@ import json
 import math
 import os
 import platform
-import textwrap
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import torch
+
+from . import figures
 
 Row = dict[str, Any]
 COLUMNS = [
@@ -36,8 +37,6 @@ MIN_SAMPLES = 5
 # own threshold for its "system fluctuation" warning).
 NOISY = 0.1
 UNITS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6))
-PANEL_INCHES, DPI = (4.8, 3.6), 100
-TITLE_CHARS_PER_INCH = 12  # characters of a small (10 pt) font that fit in an inch
 SIZE_AXIS = "input size: elements in the largest operand"
 HOW_TO_READ = f"""\
 `size` counts the elements in the largest operand (`shapes`: every operand's). `median` is the
@@ -226,21 +225,18 @@ def plot(rows: list[Row], path: Path, title: str) -> tuple[int, int] | None:
     the speedup over the NumPy reference, a line per backend, device and mode; `title` on top.
     Written as PNG at `path` and as PDF beside it. The PNG's width and height, or None when
     matplotlib is not installed."""
-    try:
-        import matplotlib as mpl
-    except ModuleNotFoundError:
+    plt = figures.pyplot()
+    if plt is None:
         return None
-
-    mpl.use("Agg")  # files only, no window
-    import matplotlib.pyplot as plt
-
     names = sorted({row["function"] for row in rows})
     places = sorted({f"{row['backend']} {row['device']}" for row in rows})
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     columns = min(len(names), 3)
     shape = (2 * math.ceil(len(names) / columns), columns)  # time above speedup
-    size = (PANEL_INCHES[0] * shape[1], PANEL_INCHES[1] * shape[0])
-    figure, axes = plt.subplots(*shape, figsize=size, dpi=DPI, squeeze=False, layout="constrained")
+    size = (figures.PANEL_INCHES[0] * shape[1], figures.PANEL_INCHES[1] * shape[0])
+    figure, axes = plt.subplots(
+        *shape, figsize=size, dpi=figures.DPI, squeeze=False, layout="constrained"
+    )
     for index, name in enumerate(names):
         times, speedups = (axes[2 * (index // columns) + half, index % columns] for half in (0, 1))
         lines: dict[tuple[str, str], list[Row]] = {}
@@ -270,16 +266,9 @@ def plot(rows: list[Row], path: Path, title: str) -> tuple[int, int] | None:
     for panel in axes.flat:
         if not panel.has_data():
             panel.set_axis_off()
-    # Wrapped to the figure's width: a single function's plot is one panel wide.
-    wrapped = [
-        textwrap.fill(line, width=round(size[0] * TITLE_CHARS_PER_INCH))
-        for line in title.split("\n")
-    ]
-    figure.suptitle("\n".join(wrapped), fontsize="small")
-    figure.savefig(path, dpi=DPI)  # no bbox_inches="tight": the size stays as stated
-    figure.savefig(path.with_suffix(".pdf"))
+    pixels = figures.save(figure, path, title, size)
     plt.close(figure)
-    return round(size[0] * DPI), round(size[1] * DPI)
+    return pixels
 
 
 def plot_title(results: dict[str, Any]) -> str:
