@@ -28,7 +28,9 @@ from tests.test_generated_repo import run_in
 
 FUNCTIONS = ["cross_entropy", "log_softmax", "logsumexp", "softmax"]  # the package's __all__ once scaffolded
 TINY = ["--sizes", "64,256", "--min-run-time", "0.01", "--threads", "1"]
-NUMBERS = ["median_s", "q1_s", "q3_s", "first_call_s", "speedup"]
+NUMBERS = ["median_s", "q1_s", "q3_s", "first_call_s", "speedup", "bytes", "bytes_per_s", "of_peak"]
+# A row's roofline (test_bench_roofline.py): 1 GB/s, a hundredth of its ceiling.
+ROOFLINE = {"bytes_per_s": 1e9, "flops_per_s": None, "of_peak": 0.01, "above_peak": None, "bound": "memory"}
 
 
 @pytest.fixture
@@ -83,10 +85,12 @@ def test_times_every_function_and_backend(repo: Path, combination: Combination) 
             assert math.isfinite(row[key]), row
             assert row[key] > 0, row
         assert row["q1_s"] <= row["median_s"] <= row["q3_s"], row
+        assert row["of_peak"] <= 1, row
         assert min(row["samples"], row["calls_per_sample"]) >= 1, row
         if row["backend"] == "numpy":
             assert row["speedup"] == 1.0
 
+    assert set(results["peaks"]) == {"cpu"}  # the rows' fractions are of these (test_bench_roofline.py)
     # The plot is a real PNG of the size stated: per function, time above speedup over NumPy.
     plot = results["plot"]
     assert png_size(out / plot["file"]) == (plot["width"], plot["height"])
@@ -287,7 +291,7 @@ def test_a_row_with_too_few_samples_shows_no_iqr(rendered: Render) -> None:
     report = importlib.import_module("parity_tools.bench_report")
     where = {"function": "f", "backend": "torch", "device": "cpu", "mode": "eager", "size": 10}
     one = {**where, "shapes": [[10]], "first_call_s": 2.0, "speedup": 1.0, "samples": 1, "calls_per_sample": 1}
-    one |= {"median_s": 1.0, "q1_s": 1.0, "q3_s": 1.0}
+    one |= {"median_s": 1.0, "q1_s": 1.0, "q3_s": 1.0, **ROOFLINE}
     cells = dict(zip(report.COLUMNS, report.cells(one), strict=True))
     assert (cells["IQR"], cells["note"]) == ("-", f"1 of the {report.MIN_SAMPLES} samples an IQR needs")
     many = {**one, "samples": report.MIN_SAMPLES, "q1_s": 0.9, "q3_s": 1.2}

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.render import COMBINATIONS, TOOLS, Render, commit_all, git
-from tests.test_bench import bench, refused, results_of
+from tests.test_bench import ROOFLINE, bench, refused, results_of
 from tests.test_generated_repo import run_in
 
 CHEAP = ["--only", "softmax", "--backend", "numpy", "--sizes", "1000", "--min-run-time", "0.01"]
@@ -34,7 +34,7 @@ def scripts() -> dict[str, ModuleType]:
 def row(median: float, q1: float, q3: float, **where: Any) -> dict[str, Any]:
     place = {"function": "f", "backend": "torch", "device": "cpu", "mode": "eager", "size": 1000}
     timed = {"median_s": median, "q1_s": q1, "q3_s": q3, "samples": 20, "first_call_s": 2 * median}
-    return {**place, **where, **timed, "shapes": [[1000]], "speedup": 1.0}
+    return {**place, **where, **timed, "shapes": [[1000]], "speedup": 1.0, **ROOFLINE}
 
 
 def test_a_busy_machine_is_named(scripts: dict[str, ModuleType]) -> None:

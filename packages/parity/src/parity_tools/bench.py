@@ -21,6 +21,11 @@ by default: where other programs keep the CPUs busy, a call split over several t
 the slowest, and can take a hundred times longer than on one. The load average is recorded, and
 a busy machine is named in a warning. Results go to bench-results/ (see `bench_report.py`);
 comparisons with an earlier commit's baseline are `bench_compare.py`'s.
+
+Whether a time is good: after the rows, the run measures each device's peaks (bandwidth and
+operation rate) in the same dtype and threads, and reads every row against them (`roofline.py`):
+the bytes it must move and, where known, its operations (`benchmark_flops(size)` in the test
+module, else PyTorch's count of the port's), as a fraction of what the machine allows.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from torch.utils import benchmark
 import parity
 from parity import Target
 
-from . import bench_compare, bench_report, bench_sizes
+from . import bench_compare, bench_report, bench_sizes, roofline
 from .repo import repo_package, repo_root
 
 ROOT = repo_root()
@@ -52,6 +57,7 @@ BASELINES = ROOT / "bench-results" / "baselines"
 sys.path.insert(0, str(TESTS))
 
 Inputs = Callable[[int], tuple[tuple[Any, ...], dict[str, Any]]]
+Flops = Callable[[int], int]
 
 
 @dataclass(frozen=True)
@@ -207,8 +213,9 @@ def note(message: str) -> None:
     print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
-def inputs_of(name: str) -> tuple[Inputs, tuple[int, ...] | None]:
-    """`benchmark_inputs` and `BENCHMARK_SIZES` (None if absent) of tests/test_<name>.py."""
+def inputs_of(name: str) -> tuple[Inputs, tuple[int, ...] | None, Flops | None]:
+    """`benchmark_inputs`, `BENCHMARK_SIZES` and `benchmark_flops` (None where absent) of
+    tests/test_<name>.py."""
     path = TESTS / f"test_{name}.py"
     spec = importlib.util.spec_from_file_location(f"test_{name}", path)
     if not path.exists() or spec is None or spec.loader is None:
@@ -224,7 +231,8 @@ def inputs_of(name: str) -> tuple[Inputs, tuple[int, ...] | None]:
         )
         raise Skipped(msg)
     declared = getattr(module, "BENCHMARK_SIZES", None)
-    return module.benchmark_inputs, None if declared is None else tuple(declared)
+    flops = getattr(module, "benchmark_flops", None)
+    return module.benchmark_inputs, None if declared is None else tuple(declared), flops
 
 
 def sizes_for(args: argparse.Namespace, declared: tuple[int, ...] | None) -> tuple[int, ...]:
@@ -282,7 +290,7 @@ def measure(
 
         wait = jax.block_until_ready  # JAX returns before the result is computed
     start = time.perf_counter()
-    wait(call(*arguments, **parameters))
+    result = wait(call(*arguments, **parameters))
     if target.backend == "torch" and target.device != "cpu":
         getattr(torch, target.device).synchronize()
     first_call = time.perf_counter() - start
@@ -301,6 +309,8 @@ def measure(
         "device": target.device,
         "mode": mode,
         "shapes": [list(np.shape(value)) for value in operands],
+        # The least a call moves: its operands (in the row's dtype) and its result, once each.
+        "bytes": roofline.nbytes(arguments) + roofline.nbytes(result),
         "median_s": float(median),
         "q1_s": float(q1),
         "q3_s": float(q3),
@@ -332,7 +342,7 @@ def time_function(
     left out, the reason in `skipped`; so is the function when its reference is one. A shared
     (Array API) implementation is timed on NumPy's arrays too (`numpy_shared`), after the
     reference, beside its other libraries."""
-    benchmark_inputs, declared = inputs_of(name)
+    benchmark_inputs, declared, declared_flops = inputs_of(name)
     profile = PROFILES[args.profile]
     run_time = args.min_run_time or profile.min_run_time
     reference = targets[0]
@@ -345,6 +355,7 @@ def time_function(
     if shared is not None:
         targets = [targets[0], Target("numpy_shared", targets[0].dtype), *targets[1:]]
     rows, skips, compared = [], [], set()  # compared: the sizes the reference was timed at
+    flops: dict[int, int | None] = {}  # per size: the same for every backend
     for target in targets:
         try:
             for mode in modes(target):  # eager first: a stub raises there, not in a compiler
@@ -367,7 +378,13 @@ def time_function(
                         timed_function = shared
                         inputs = (inputs[0], parity.with_defaults(function, inputs[1]))
                     row = measure(timed_function, target, mode, inputs, run_time, growth.seconds)
-                    rows.append({"function": name, "size": size, **row})
+                    if size not in flops:  # declared in the test module, else counted
+                        declared_count = declared_flops(size) if declared_flops else None
+                        counted = declared_count or roofline.count_flops(
+                            function, args.dtype, inputs
+                        )
+                        flops[size] = counted
+                    rows.append({"function": name, "size": size, "flops": flops[size], **row})
                     timed.append(rows[-1])
                     if target is reference:
                         compared.add(size)
@@ -442,6 +459,12 @@ def main(argv: list[str] | None = None) -> int:
     rows, skipped, sizes_skipped = time_all(parser, args, chosen, timed_on)
     if not rows:
         parser.exit(1, "bench: nothing timed: every function was left out (see above)\n")
+    memory_budget = args.memory_budget or PROFILES[args.profile].memory_budget
+    devices = sorted({row["device"] for row in rows})
+    peaks = roofline.measure_peaks(devices, args.dtype, memory_budget)
+    for device, peak in peaks.items():
+        bandwidth, compute = peak["bandwidth"]["bytes_per_s"], peak["compute"]["flops_per_s"]
+        note(f"peaks on {device}: {bandwidth / 1e9:.1f} GB/s, {compute / 1e9:.1f} GFLOP/s")
     results = {
         "command": " ".join(["parity", "bench", *(sys.argv[1:] if argv is None else argv)]),
         "profile": args.profile,
@@ -452,11 +475,12 @@ def main(argv: list[str] | None = None) -> int:
         "functions": sorted({row["function"] for row in rows}),
         "budget": {
             "seconds": args.time_budget or PROFILES[args.profile].time_budget,
-            "bytes": args.memory_budget or PROFILES[args.profile].memory_budget,
+            "bytes": memory_budget,
         },
         "skipped": skipped,
         "skipped_sizes": sizes_skipped,
-        "rows": speedups(rows),
+        "peaks": peaks,
+        "rows": [roofline.with_roofline(row, peaks) for row in speedups(rows)],
     }
     comparison: list[str] = []
     if old is not None:

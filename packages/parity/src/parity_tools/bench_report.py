@@ -1,6 +1,7 @@
 """The results of `bench.py`: a table in the terminal and, in its output folder, results.json,
-results.md, and the plot as results.png and results.pdf; each says what the numbers were measured
-with (threads, processor, load average, versions) and warns where the machine was busy."""
+results.md, the plot as results.png and results.pdf, and the roofline as roofline.png and
+roofline.pdf (`roofline_plot.py`); each says what the numbers were measured with (threads,
+processor, load average, versions) and warns where the machine was busy."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 
 import torch
 
-from . import figures
+from . import figures, roofline_plot
 
 Row = dict[str, Any]
 COLUMNS = [
@@ -29,6 +30,10 @@ COLUMNS = [
     "IQR",
     "first call",
     "speedup",
+    "GB/s",
+    "GFLOP/s",
+    "of peak",
+    "bound",
     "note",
 ]
 # The fewest samples whose quartiles mean something; a row with fewer shows no IQR.
@@ -45,7 +50,20 @@ half of the samples (none below {MIN_SAMPLES} samples; `noisy` above {NOISY:.0%}
 `first call` the very first call's time,
 which for a compiled mode includes compiling. `speedup` is the NumPy reference's median over the
 row's: above 1, faster than the reference. Sizes grow until a call would take longer than the
-time budget or need more memory than the memory budget: rows marked `skipped` say which."""
+time budget or need more memory than the memory budget: rows marked `skipped` say which.
+
+The roofline: `GB/s` is the least a call moves (its operands and its result, once each) over its
+median; `GFLOP/s` its floating-point operations over its median, where they are known (counted by
+PyTorch in matrix products, or declared by `benchmark_flops(size)` in the test module; `-`: not
+known). The peaks are measured in this run, on the same device, dtype and threads: the bandwidth
+by copies, the operations by a matrix product (`peaks` in results.json). `of peak` is the call's
+floor (its bytes at the bandwidth, or its operations at the operation rate, whichever takes
+longer) over its median: 100% is as fast as the machine allows; `bound` names the floor that
+decides, `memory` where the operations are not known. Each row is read against the best copy of
+about its own size or larger, so that data in a cache meet the cache's bandwidth, not memory's; a
+row still above it is shown at 100% and the note says by how much. Small sizes show the per-call
+overhead as a low fraction. The roofline plot places each row: operations per byte across,
+operations per second up; the slanted line is the bandwidth, the flat one the operation rate."""
 
 
 def duration(seconds: float) -> str:
@@ -55,6 +73,12 @@ def duration(seconds: float) -> str:
         (seconds / 1e-9, "ns"),
     )
     return f"{value:.{max(0, 2 - math.floor(math.log10(value))) if value > 0 else 0}f} {unit}"
+
+
+def giga(rate: float) -> str:
+    """A rate per second in billions, to 3 significant digits: 0.955, 27.7, 104, 1,520."""
+    billions = rate / 1e9
+    return f"{billions:,.0f}" if billions >= 100 else f"{billions:.3g}"
 
 
 def machine(load_before: float) -> dict[str, Any]:
@@ -151,13 +175,17 @@ def cells(row: Row) -> list[str]:
     """A measured row's cells; a skipped size's (it has a `reason`) say so."""
     where = [row["function"], row["backend"], row["device"], row["mode"], f"{row['size']:,}"]
     if "reason" in row:
-        return [*where, "", "skipped", "", "", "", row["reason"]]
+        return [*where, "", "skipped", "", "", "", "", "", "", "", row["reason"]]
     compiled = row["mode"] == "compiled"
     spread = duration(row["q3_s"] - row["q1_s"]) if enough_samples(row) else "-"
     note = f"{row.get('samples')} of the {MIN_SAMPLES} samples an IQR needs"
     if enough_samples(row):
         spread_share = (row["q3_s"] - row["q1_s"]) / row["median_s"]
         note = f"noisy: IQR {spread_share:.0%} of the median" if noisy(row) else ""
+    if row["above_peak"] is not None:
+        above = f"{row['above_peak']:.2f}x its ceiling, shown as 100%"
+        note = f"{note}; {above}" if note else above
+    flops_per_s = row["flops_per_s"]
     return [
         *where,
         ", ".join("x".join(map(str, shape)) or "scalar" for shape in row.get("shapes", [])),
@@ -165,6 +193,10 @@ def cells(row: Row) -> list[str]:
         spread,
         duration(row["first_call_s"]) + (" (compiles)" if compiled else ""),
         f"{row['speedup']:#.3g}x",
+        giga(row["bytes_per_s"]),
+        "-" if flops_per_s is None else giga(flops_per_s),
+        f"{row['of_peak']:.1%}",
+        row["bound"],
         note,
     ]
 
@@ -214,6 +246,10 @@ def markdown(results: dict[str, Any], notes: list[str]) -> str:
             f"The plot as PDF, for a paper: [{results['plot']['pdf']}]({results['plot']['pdf']})"
         ]
         lines += [""]
+    if results["roofline_plot"] is not None:
+        roofline = results["roofline_plot"]
+        lines += [f"![Each row under the measured ceilings]({roofline['file']})", ""]
+        lines += [f"The roofline as PDF: [{roofline['pdf']}]({roofline['pdf']})", ""]
     return "\n".join(lines + notes) + "\n"
 
 
@@ -296,7 +332,14 @@ def write(results: dict[str, Any], folder: Path, comparison: list[str]) -> None:
     if size is not None:
         stated = {"file": "results.png", "pdf": "results.pdf", "title": title}
         stated |= {"width": size[0], "height": size[1]}
-    results = {**results, "plot": stated}
+    roofline_size = roofline_plot.plot(
+        results["rows"], results["peaks"], folder / "roofline.png", title
+    )
+    roofline: dict[str, Any] | None = None
+    if roofline_size is not None:
+        roofline = {"file": "roofline.png", "pdf": "roofline.pdf"}
+        roofline |= {"width": roofline_size[0], "height": roofline_size[1]}
+    results = {**results, "plot": stated, "roofline_plot": roofline}
     notes = [f"{name} left out: {reason}" for name, reason in results["skipped"].items()]
     if results["skipped_sizes"]:
         notes.append(
@@ -326,4 +369,6 @@ def write(results: dict[str, Any], folder: Path, comparison: list[str]) -> None:
     files = "results.md, results.json"
     if size:
         files += f", results.png ({size[0]}x{size[1]} px), results.pdf"
+    if roofline_size:
+        files += f", roofline.png ({roofline_size[0]}x{roofline_size[1]} px), roofline.pdf"
     print(f"\nMeasured with {setting(found)}.\nWritten to {folder}: {files}")
