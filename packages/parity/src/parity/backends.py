@@ -4,6 +4,7 @@ of them an algorithm's tests run on: `DEFAULT` (one implementation per backend) 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +25,7 @@ from .jax_backend import (
     jax_gradients,
     uses_jax,
 )
+from .triton_backend import triton_port, uses_triton
 
 
 def to_numpy(array: Any) -> NDArray[Any]:
@@ -75,6 +77,13 @@ class Backend:
     install: str = ""
     #: The backend whose arrays it takes and returns, where that is another one's.
     arrays: str | None = None
+    #: ``port(function)``: what its targets run in place of the public `function`, where that
+    #: sends this backend's arrays elsewhere (a Triton port takes CPU tensors only in tests).
+    port: Callable[[Function], Function] | None = None
+
+    def runs(self, function: Function) -> Function:
+        """What this backend's targets run for the public `function`."""
+        return self.port(function) if self.port else function
 
 
 def _numpy_asarray(values: NDArray[Any], dtype: str | None, device: str) -> NDArray[Any]:
@@ -108,7 +117,10 @@ def _torch_gradients(
     wrt: list[int],
     weights: NDArray[np.float64],
     parameters: Parameters,
+    *,
+    functorch: bool = True,
 ) -> dict[int, dict[str, Any]]:
+    """By `torch.autograd.grad` and, with `functorch`, by `torch.func.grad`."""
     chosen = [arguments[position].detach().requires_grad_() for position in wrt]
     first = chosen[0]
     w = torch.as_tensor(weights, dtype=first.dtype, device=first.device)
@@ -123,11 +135,16 @@ def _torch_gradients(
         if value.requires_grad
         else [None] * len(chosen)
     )
-    func = torch.func.grad(loss, argnums=tuple(range(len(chosen))))(*[x.detach() for x in chosen])
-    return {
-        position: {"torch.autograd": by_autograd, "torch.func.grad": by_func}
-        for position, by_autograd, by_func in zip(wrt, autograd, func, strict=True)
+    found: dict[int, dict[str, Any]] = {
+        position: {"torch.autograd": by_autograd}
+        for position, by_autograd in zip(wrt, autograd, strict=True)
     }
+    if functorch:
+        detached = [x.detach() for x in chosen]
+        func = torch.func.grad(loss, argnums=tuple(range(len(chosen))))(*detached)
+        for position, by_func in zip(wrt, func, strict=True):
+            found[position]["torch.func.grad"] = by_func
+    return found
 
 
 def _torch_compile(function: Function, compiler: str) -> tuple[Function, Callable[[], int], str]:
@@ -230,6 +247,27 @@ BACKENDS: Mapping[str, Backend] = {
         if uses_jax()
         else {}
     ),
+    **(
+        {
+            # A Triton port: PyTorch's tensors, its gradients and compilers, the kernel itself.
+            "triton": Backend(
+                dtypes=DTYPES,
+                devices=("cpu", "cuda"),
+                asarray=_torch_asarray,
+                to_numpy=_torch_to_numpy,
+                describe=_torch_describe,  # "torch", earlier in this table, names these tensors
+                # Not torch.func.grad: a custom operator's backward (the kernels' launch is one)
+                # refuses functorch's transforms (torch 2.13).
+                gradients=functools.partial(_torch_gradients, functorch=False),
+                compile=_torch_compile,
+                install="pip install -e '.[triton]'",
+                arrays="torch",
+                port=triton_port,
+            )
+        }
+        if uses_triton()
+        else {}
+    ),
     # The Array API standard and nothing more: a NumPy-only method, an implicit promotion or a
     # call outside the standard in a shared implementation fails here, with the library's message.
     "array_api_strict": Backend(
@@ -243,8 +281,14 @@ BACKENDS: Mapping[str, Backend] = {
 }
 #: The backends of an algorithm with one implementation per backend, the reference first; the
 #: ports after it are compared with NumPy, with gradients and compilers.
-DEFAULT = ("numpy", "torch", *(("jax",) if uses_jax() else ()))
+DEFAULT = (
+    "numpy",
+    "torch",
+    *(("jax",) if uses_jax() else ()),
+    *(("triton",) if uses_triton() else ()),
+)
 PORTS = DEFAULT[1:]
 #: The backends of an algorithm with one shared implementation for every Array API library: that
-#: implementation on NumPy's arrays and on every other library here.
-ARRAY_API = tuple(BACKENDS)[1:]
+#: implementation on NumPy's arrays and on every other library here (not a backend that runs a
+#: port of its own).
+ARRAY_API = tuple(name for name in tuple(BACKENDS)[1:] if BACKENDS[name].port is None)

@@ -40,6 +40,7 @@ import torch
 from hypothesis import HealthCheck, Phase, settings
 
 import parity
+from parity.triton_backend import interpret_without_cuda
 
 gc.freeze()
 gc.enable()
@@ -72,6 +73,8 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.register_profile("fast", fast)
     settings.register_profile("ci", fast, derandomize=True, database=None)
     settings.register_profile("thorough", defaults, max_examples=300, deadline=None, database=None)
+    if "triton" in parity.BACKENDS:
+        interpret_without_cuda()
     default = "ci" if os.environ.get("CI") else "fast"
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", default))
     unknown = required_devices(config) - set(REQUIRABLE_DEVICES)

@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 
 from .backends import BACKENDS, DEFAULT
 from .core import DEVICES, DTYPES
+from .triton_backend import interpreting
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,12 @@ def missing_backend(backend: str) -> str | None:
 @functools.cache
 def missing_device(backend: str, device: str, dtype: str) -> str | None:
     """Why `device` is not usable for `backend` and `dtype` here, or None."""
-    if backend == "torch" and device == "cuda" and not torch.cuda.is_available():
+    if backend in ("torch", "triton") and device == "cuda" and not torch.cuda.is_available():
         return "Requires: CUDA device (none found)"
+    if backend == "triton" and device == "cpu" and not interpreting():
+        return "Requires: TRITON_INTERPRET=1 before triton is imported (its interpreter, on CPU)"
+    if backend == "triton" and device == "cuda" and interpreting():
+        return "Requires: TRITON_INTERPRET unset (with it, the kernels run in the interpreter)"
     if backend == "torch" and device == "mps":
         if not torch.backends.mps.is_available():
             return "Requires: MPS device (none found)"

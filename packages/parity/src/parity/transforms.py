@@ -99,13 +99,14 @@ def assert_compiled_matches_eager(
         [target.asarray(value) for value in operands],
         [target.asarray(_other_values(value)) for value in operands],
     ]
-    compiled, count, how = compile_(functools.partial(function, **parameters), compiler)
+    runs = BACKENDS[target.backend].runs(function)
+    compiled, count, how = compile_(functools.partial(runs, **parameters), compiler)
     name = f"{how} of {function.__name__} on {target}"
     compared = False
     for arguments in calls:
         expected, check = _close_to(function, target, arguments, parameters)
         what = f"{function.__name__} on {target}"
-        eager = functools.partial(function, *arguments, **parameters)
+        eager = functools.partial(runs, *arguments, **parameters)
         eager_result = run_port(
             eager, function, arguments, expected, what, parameters=parameters, dtype=target.dtype
         )

@@ -215,7 +215,8 @@ def assert_matches_reference(
     arguments = [target.asarray(value) for value in operands]
     expected = expected_from(function, arguments, parameters)
     what = f"{function.__name__} on {target}"
-    call = functools.partial(BACKENDS[target.backend].call, function, arguments, parameters)
+    backend = BACKENDS[target.backend]
+    call = functools.partial(backend.call, backend.runs(function), arguments, parameters)
     actual = run_port(
         call, function, arguments, expected, what, parameters=parameters, dtype=target.dtype
     )
