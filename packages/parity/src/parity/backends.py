@@ -280,13 +280,9 @@ BACKENDS: Mapping[str, Backend] = {
     ),
 }
 #: The backends of an algorithm with one implementation per backend, the reference first; the
-#: ports after it are compared with NumPy, with gradients and compilers.
-DEFAULT = (
-    "numpy",
-    "torch",
-    *(("jax",) if uses_jax() else ()),
-    *(("triton",) if uses_triton() else ()),
-)
+#: ports after it are compared with NumPy, with gradients and compilers. Triton is not among
+#: them: an algorithm with a Triton port names it (``parity.over([*parity.DEFAULT, "triton"])``).
+DEFAULT = ("numpy", "torch", *(("jax",) if uses_jax() else ()))
 PORTS = DEFAULT[1:]
 #: The backends of an algorithm with one shared implementation for every Array API library: that
 #: implementation on NumPy's arrays and on every other library here (not a backend that runs a
