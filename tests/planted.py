@@ -28,17 +28,18 @@ class Bug:
 
     name: str
     algorithm: str
-    backend: str  # numpy, pytorch, jax, or array_api (a shared implementation)
+    backend: str  # numpy, pytorch, jax, triton (its kernels), or array_api (a shared implementation)
     old: str
     new: str
     caught_by: str = "test_"  # the generated test that fails first (a prefix of its name)
     says: str = ""  # what its failure message must say
+    function: str = ""  # where `old` is, if not in ``_<algorithm>_<backend>`` (a Triton kernel)
 
     def plant(self, repo: Path, combination: Combination) -> None:
-        """`old` becomes `new` in the function ``_<algorithm>_<backend>``, where it must be once."""
+        """`old` becomes `new` in `function`, where it must be once."""
         path = source(repo, combination, self.algorithm, self.backend)
         text = path.read_text(encoding="utf-8")
-        name = f"_{self.algorithm}_{self.backend}"
+        name = self.function or f"_{self.algorithm}_{self.backend}"
         node = function_named(text, name)
         lines = text.splitlines(keepends=True)
         function = "".join(lines[node.lineno - 1 : node.end_lineno])

@@ -31,14 +31,15 @@ class Combination:
 
     layout: str
     jax: bool
+    triton: bool = False  # answered only where true: earlier releases do not ask it
 
     @property
     def id(self) -> str:
-        return self.layout + ("-jax" if self.jax else "")
+        return self.layout + ("-jax" if self.jax else "") + ("-triton" if self.triton else "")
 
     @property
     def answers(self) -> dict[str, Any]:
-        return {"layout": self.layout, "jax": self.jax}
+        return {"layout": self.layout, "jax": self.jax} | ({"triton": True} if self.triton else {})
 
 
 COMBINATIONS = [Combination(layout, jax) for layout in ("single", "split") for jax in (False, True)]

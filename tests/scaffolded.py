@@ -138,7 +138,11 @@ def scaffold(repo: Path, algorithm: str) -> subprocess.CompletedProcess[str]:
 
 
 def source(repo: Path, combination: Combination, algorithm: str, backend: str) -> Path:
-    """The file that holds `algorithm`'s implementation for `backend`."""
+    """The file that holds `algorithm`'s implementation for `backend`; for "triton", its kernels."""
+    if backend == "triton":
+        if combination.layout == "single":
+            return repo / "src" / PACKAGE / f"_{algorithm}_kernels.py"
+        return repo / "src" / PACKAGE / algorithm / "_triton_kernels.py"
     if combination.layout == "single":
         return repo / "src" / PACKAGE / f"{algorithm}.py"
     return repo / "src" / PACKAGE / algorithm / f"{backend}_impl.py"

@@ -3,11 +3,12 @@
 Each case plants one bug, by editing the text of an implementation in a copy of a generated repo,
 and runs that algorithm's generated test file, which must fail, first in the test that is meant to
 catch it. Without a bug the same files pass. Bugs in the PyTorch and NumPy code are planted in a
-single-layout repo and in a split-layout repo with JAX; JAX bugs in the latter. The algorithms are
+single-layout repo with Triton and in a split-layout repo with JAX; JAX bugs in the latter, Triton
+kernels' bugs in the former (the kernels run in Triton's interpreter). The algorithms are
 the worked examples and algorithms scaffolded with `parity new` then written (see
 scaffolded.py): a user's own algorithm is tested as strongly as the examples.
 
-The bugs run in rounds, one bug per algorithm each (tests/planted.py): 14 pytest processes for 47
+The bugs run in rounds, one bug per algorithm each (tests/planted.py): 18 pytest processes for 51
 bugs, each importing torch and JAX once. The four in the second style (one shared Array API
 implementation, `ARRAY_API_BUGS`) are planted in both combinations.
 
@@ -28,7 +29,7 @@ from tests.planted import ARRAY_API_BUGS, Bug, Round, rounds, run_round
 from tests.render import Combination, Render
 from tests.scaffolded import COMMANDS, implement, scaffold
 
-SINGLE = Combination("single", jax=False)
+SINGLE = Combination("single", jax=False, triton=True)
 SPLIT_JAX = Combination("split", jax=True)
 
 
@@ -115,6 +116,46 @@ TORCH_BUGS = [
         "labels.unsqueeze(-1)",
         "labels.cpu().unsqueeze(-1)",
         caught_by="test_stays_on_the_input_device",
+    ),
+]
+# Bugs in the Triton port's kernels (single layout), run in Triton's interpreter on CPU.
+TRITON_BUGS = [
+    Bug(
+        "triton-mask-drops-last-partial-block",  # whole blocks only: the tail of a row never written
+        "softmax",
+        "triton",
+        "inside = offset + lanes < n\n        x = tl.load(x_ptr + start + offset + lanes, mask=inside).to(ACC)",
+        "inside = offset + BLOCK <= n\n        x = tl.load(x_ptr + start + offset + lanes, mask=inside).to(ACC)",
+        caught_by="test_matches_reference",
+        function="_forward_kernel",
+    ),
+    Bug(
+        "triton-missing-maximum-subtraction",  # exp(x) overflows for large logits: inf / inf = nan
+        "softmax",
+        "triton",
+        "total = total * tl.exp(maximum - grown) + tl.sum(tl.exp(x - grown), axis=0)\n"
+        "        maximum = grown\n",
+        "total += tl.sum(tl.exp(x), axis=0)\n        maximum = tl.zeros((), ACC)\n",
+        caught_by="test_matches_reference",
+        function="_forward_kernel",
+    ),
+    Bug(
+        "triton-loop-skips-tail",  # the loop runs over whole blocks only
+        "softmax",
+        "triton",
+        "for offset in range(0, n, BLOCK):\n        inside = offset + lanes < n\n        x = tl.load(x_ptr + start + offset + lanes, mask=inside).to(",
+        "for offset in range(0, n - BLOCK + 1, BLOCK):\n        inside = offset + lanes < n\n        x = tl.load(x_ptr + start + offset + lanes, mask=inside).to(",
+        caught_by="test_matches_reference",
+        function="_forward_kernel",
+    ),
+    Bug(
+        "triton-backward-ignores-upstream-gradient",  # the derivative of sum(y), not of sum(g * y)
+        "softmax",
+        "triton",
+        "dx = y * (g - dot)",
+        "dx = y * (1.0 - dot)",
+        caught_by="test_gradient_matches_reference",
+        function="_backward_kernel",
     ),
 ]
 JAX_BUGS = [
@@ -220,7 +261,7 @@ SCAFFOLDED_JAX_BUGS = [
         caught_by="test_matches_reference",
     ),
 ]
-SINGLE_BUGS = TORCH_BUGS + SCAFFOLDED_BUGS + ARRAY_API_BUGS
+SINGLE_BUGS = TORCH_BUGS + TRITON_BUGS + SCAFFOLDED_BUGS + ARRAY_API_BUGS
 SPLIT_JAX_BUGS = TORCH_BUGS + JAX_BUGS + SCAFFOLDED_BUGS + SCAFFOLDED_JAX_BUGS + ARRAY_API_BUGS
 ALGORITHMS = ["softmax", "cross_entropy", *COMMANDS]
 
