@@ -24,11 +24,13 @@ CODE = ("src", "tests", "scripts", "examples")
 #: the count. What is left there is code that JAX or the layout changes (an import, the worked
 #: examples' pieces included in each layout), and the package's name where code imports it. The
 #: Array API example (log_softmax) added 16: its pieces in both layouts, and its import in the
-#: package's __init__.py, which an update leaves out (41 before).
-CODE_BUDGET = 57
+#: package's __init__.py, which an update leaves out (41 before). The Triton port added 10: its
+#: files' includes in each layout, its import and branch, and softmax's tests' Triton targets.
+CODE_BUDGET = 67
 #: Statement lines in the whole template (73 reached): README, CITATION.cff, workflows and
-#: pyproject.toml keep their own conditions, one per chunk that differs.
-STATEMENT_BUDGET = 100
+#: pyproject.toml keep their own conditions, one per chunk that differs. The Triton port added 8
+#: (its extra and its kernels' mypy settings in pyproject.toml; its files' includes).
+STATEMENT_BUDGET = 108
 
 
 def tag_lines(tag: re.Pattern[str] = TAG) -> dict[str, int]:

@@ -42,12 +42,8 @@ def benchmark_inputs(size: int) -> Call:
 
 
 X = np.random.default_rng(0).normal(size=(2, 3))
-{%- if cookiecutter.triton %}
-#: Where softmax runs: NumPy, the default ports and the Triton port (on CPU in its interpreter).
-BACKENDS = (*parity.DEFAULT, "triton")
-{%- endif %}
-{%- set everywhere = "BACKENDS" if cookiecutter.triton else "" %}
-{%- set ports = "BACKENDS[1:]" if cookiecutter.triton else "parity.PORTS" %}
+#: Where softmax runs: NumPy (the reference), then its ports.
+BACKENDS = [*parity.DEFAULT{{ ', "triton"' if cookiecutter.triton }}]
 
 # --- The NumPy reference against the math ---------------------------------------------------
 
@@ -86,21 +82,21 @@ def test_reference_returns_arrays() -> None:
 # --- Every port against the reference -------------------------------------------------------
 
 
-@parity.over({{ everywhere }})
+@parity.over(BACKENDS)
 @given(data=st.data())
 def test_matches_reference(target: Target, data: st.DataObject) -> None:
     operands, parameters = draw(data, target, extremes=True)
     parity.assert_matches_reference(softmax, target, operands, parameters, tolerances=TOLERANCES)
 
 
-@parity.over({{ everywhere }})
+@parity.over(BACKENDS)
 def test_large_logits_do_not_overflow(target: Target) -> None:
     x = np.array([[1000.0, 1000.0, -1000.0], [-1e4, 0.0, 1e4]])
     parity.assert_matches_reference(softmax, target, (x,))
     parity.assert_matches_reference(softmax, target, (x,), {"axis": 0})
 
 
-@parity.over({{ everywhere }})
+@parity.over(BACKENDS)
 @pytest.mark.parametrize("case", ["smallest", "empty", "0-d"])
 def test_edge_shapes(target: Target, case: str) -> None:
     # Where the reference raises (an empty reduction, a 0-d x), every port raises too.
@@ -115,7 +111,7 @@ def test_stays_on_the_input_device(target: Target) -> None:
     parity.assert_keeps_type_dtype_device(softmax, target, (X,), {"axis": 0})
 
 
-@parity.over({{ ports }}, ["float64"])
+@parity.over(BACKENDS[1:], ["float64"])
 @given(data=st.data())
 def test_gradient_matches_reference(target: Target, data: st.DataObject) -> None:
     # Moderate values in every example, compared; extreme ones too in about half, where only a
@@ -129,7 +125,7 @@ def test_gradient_matches_reference(target: Target, data: st.DataObject) -> None
         )
 
 
-@parity.over({{ ports }}, ["float32"])
+@parity.over(BACKENDS[1:], ["float32"])
 def test_compiles_to_one_graph(target: Target) -> None:
     parity.assert_compiled_matches_eager(softmax, target, (X,), {"axis": 0})
 

@@ -8,6 +8,7 @@ x.dtype.kind == "f"``) or, for an operand of integers such as class labels, inte
 pieces only: `Array`, the type of any array the public functions accept, and `AnyArray`, what a
 shared implementation takes (for type checkers); `TORCH_FLOATS` and `TORCH_INTEGERS`;
 `is_jax_float` and `is_jax_integer`, the checks that take more than an `isinstance`;
+`triton_runs`, whether a tensor goes to a Triton port;
 `array_api_floats`, the check of an algorithm with one shared implementation for every Array API
 library; the errors for operands that no branch accepts, built only then; and
 `NotYetImplemented`, what a function raises for what is not written yet.
@@ -49,6 +50,8 @@ TORCH_INTEGERS = frozenset(
     for dtype in vars(torch).values()
     if isinstance(dtype, torch.dtype) and str(dtype).startswith(("torch.int", "torch.uint"))
 )
+# Whether triton is installed (imported only at a Triton port's first call).
+TRITON = importlib.util.find_spec("triton") is not None
 
 
 class NotYetImplemented(NotImplementedError):
@@ -59,6 +62,12 @@ class NotYetImplemented(NotImplementedError):
 class MissingBackendError(TypeError, NotYetImplemented):
     """JAX arrays for a function that has no JAX implementation yet (a repo whose modules were
     written without JAX): a `TypeError` like the other dispatch errors, and `NotYetImplemented`."""
+
+
+def triton_runs(x: Tensor) -> bool:
+    """Whether a Triton port takes `x`: a CUDA tensor, where triton is installed (the ``triton``
+    extra; PyTorch's CUDA wheels for Linux bring it). Others go to the PyTorch port."""
+    return x.is_cuda and TRITON
 
 
 def is_jax_array(x: object) -> TypeGuard[jax.Array]:
