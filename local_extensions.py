@@ -39,7 +39,7 @@ ANSWERS_FILE = ".copier-answers.yml"
 # tests/test_cookiecutter_versions.py). 2.2.0's `__version__` says 2.1.2.dev0, hence the 2.1.2.
 OLDEST_COOKIECUTTER = "2.2.0"
 OLDEST_COOKIECUTTER_SAYS = (2, 1, 2)
-# Before 2.7.1 a yes/no answer given on the command line (`jax=false`) arrives as text, which
+# Before 2.7.1 a yes/no answer given on the command line (`jax=false`, `triton=false`) arrives as text, which
 # templates would read as true.
 CONVERTS_COMMAND_LINE_BOOLEANS = "2.7.1"
 
@@ -85,12 +85,13 @@ def checkout_problem() -> str | None:
 
 def textual_yes_no(answers: dict[str, Any]) -> str | None:
     """Why a yes/no answer arrived as text (an older cookiecutter's command line), or None."""
-    if not isinstance(answers["jax"], str):
+    name = next((name for name in ("jax", "triton") if isinstance(answers.get(name), str)), None)
+    if name is None:
         return None
     return (
-        f"jax={answers['jax']} arrived as text: cookiecutter {installed_cookiecutter()} does not convert yes/no\n"
+        f"{name}={answers[name]} arrived as text: cookiecutter {installed_cookiecutter()} does not convert yes/no\n"
         "  answers given on the command line, and the template would read any text as true.\n"
-        "  Answer jax at the prompt instead (leave out --no-input), or install a newer cookiecutter:\n"
+        f"  Answer {name} at the prompt instead (leave out --no-input), or install a newer cookiecutter:\n"
         f'  `python -m pip install "cookiecutter>={CONVERTS_COMMAND_LINE_BOOLEANS}"`. Nothing was generated.'
     )
 
