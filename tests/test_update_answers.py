@@ -99,9 +99,14 @@ def test_a_layout_change_is_refused_before_anything_is_written(v2: dict[str, Pat
     ("combination", "change", "refusal"),
     [
         (Combination("split", jax=True), "jax=false", "This repo has JAX and an update cannot switch it off"),
+        (
+            Combination("single", jax=False, triton=True),
+            "triton=false",
+            "This repo has Triton and an update cannot switch it off",
+        ),
         (Combination("single", jax=False), "package_name=paper", "This repo's package is my_research_project"),
     ],
-    ids=["jax-off", "package-renamed"],
+    ids=["jax-off", "triton-off", "package-renamed"],
 )
 def test_a_destructive_answer_change_is_refused_before_anything_is_written(
     template_v1: Path, engine: str, combination: Combination, change: str, refusal: str, tmp_path: Path
