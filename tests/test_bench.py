@@ -297,3 +297,26 @@ def test_a_row_with_too_few_samples_shows_no_iqr(rendered: Render) -> None:
     many = {**one, "samples": report.MIN_SAMPLES, "q1_s": 0.9, "q3_s": 1.2}
     cells = dict(zip(report.COLUMNS, report.cells(many), strict=True))
     assert (cells["IQR"], cells["note"]) == ("300 ms", "noisy: IQR 30% of the median")
+
+
+@pytest.mark.slow
+def test_a_triton_port_is_timed_beside_pytorch(
+    rendered: Render, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Here in Triton's interpreter, asked for (on a GPU, the kernel): rows with their roofline,
+    # the bytes of PyTorch's rows; the functions with no Triton port are left out, saying so.
+    combination = Combination("single", jax=False, triton=True)
+    repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    only = ["--only", "softmax", "--only", "cross_entropy"]
+    result = bench(repo, *TINY, *only, "--backend", "triton", "--backend", "torch")
+    assert "triton on cpu: timed in Triton's interpreter" in result.stderr
+    results = json.loads((repo / "bench-results" / "results.json").read_text(encoding="utf-8"))
+    rows = {(row["function"], row["backend"], row["mode"], row["size"]): row for row in results["rows"]}
+    for mode in ("eager", "compiled"):
+        for size in (64, 256):
+            triton, torch = rows["softmax", "triton", mode, size], rows["softmax", "torch", mode, size]
+            assert triton["bytes"] == torch["bytes"]
+            assert 0 < triton["of_peak"] <= 1, triton
+    assert not any(function == "cross_entropy" and backend == "triton" for function, backend, _, _ in rows)
+    assert "_cross_entropy_triton" in results["skipped"]["cross_entropy on triton cpu"]

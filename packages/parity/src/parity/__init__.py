@@ -246,7 +246,16 @@ error when the test module is collected.
 
 from __future__ import annotations
 
-from .backends import ARRAY_API, BACKENDS, DEFAULT, PORTS, shared_implementation, with_defaults
+from .backends import (
+    ARRAY_API,
+    BACKENDS,
+    DEFAULT,
+    PORTS,
+    called_as_public,
+    implementation,
+    shared_implementation,
+    with_defaults,
+)
 from .core import (
     DEVICES,
     DTYPES,
@@ -290,8 +299,10 @@ __all__ = [
     "assert_matches_reference",
     "assert_rejects_unsupported",
     "assert_vmap_matches_loop",
+    "called_as_public",
     "edge_operands",
     "edge_shapes",
+    "implementation",
     "integers",
     "labels",
     "log_uniform",

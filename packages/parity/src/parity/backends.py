@@ -25,7 +25,7 @@ from .jax_backend import (
     jax_gradients,
     uses_jax,
 )
-from .triton_backend import triton_port, uses_triton
+from .triton_backend import uses_triton
 
 
 def to_numpy(array: Any) -> NDArray[Any]:
@@ -77,13 +77,13 @@ class Backend:
     install: str = ""
     #: The backend whose arrays it takes and returns, where that is another one's.
     arrays: str | None = None
-    #: ``port(function)``: what its targets run in place of the public `function`, where that
-    #: sends this backend's arrays elsewhere (a Triton port takes CPU tensors only in tests).
-    port: Callable[[Function], Function] | None = None
+    #: The port its targets run in place of the public function (``_<name>_<port>``), where the
+    #: public function sends this backend's arrays elsewhere: a Triton port's CPU tensors.
+    port: str | None = None
 
     def runs(self, function: Function) -> Function:
         """What this backend's targets run for the public `function`."""
-        return self.port(function) if self.port else function
+        return called_as_public(function, self.port) if self.port else function
 
 
 def _numpy_asarray(values: NDArray[Any], dtype: str | None, device: str) -> NDArray[Any]:
@@ -170,12 +170,19 @@ def _strict_describe(array: Any) -> tuple[str, str] | None:
     return repr(array.dtype).rpartition(".")[2], "cpu"
 
 
+def implementation(function: Function, suffix: str) -> Function | None:
+    """The port ``_<name>_<suffix>`` of the public `function`, where `function` looks it up (its
+    module, which in the split layout imports every port), or None."""
+    found: Function | None = getattr(
+        sys.modules[function.__module__], f"_{function.__name__}_{suffix}", None
+    )
+    return found
+
+
 def shared_implementation(function: Function) -> Function | None:
     """The shared (Array API) implementation ``_<name>_array_api`` of the public `function`,
     where `function` looks it up; None for a function with one port per backend."""
-    name = f"_{function.__name__}_array_api"
-    shared: Function | None = getattr(sys.modules[function.__module__], name, None)
-    return shared
+    return implementation(function, "array_api")
 
 
 def with_defaults(function: Function, parameters: Parameters) -> dict[str, Any]:
@@ -186,16 +193,31 @@ def with_defaults(function: Function, parameters: Parameters) -> dict[str, Any]:
     return {**defaults, **parameters}
 
 
+def called_as_public(function: Function, suffix: str) -> Function:
+    """The port ``_<name>_<suffix>`` of the public `function`, called as `function` is: by its
+    name, with its defaults for the parameters left out (a port has none of its own)."""
+    port = implementation(function, suffix)
+    if port is None:
+        # Not written yet, as a stub (core.EARLIER_STUBS): its tests are expected failures.
+        msg = (
+            f"{function.__name__} has no {suffix} implementation yet: write "
+            f"_{function.__name__}_{suffix} in {function.__module__} (or import it there)"
+        )
+        raise NotImplementedError(msg)
+
+    @functools.wraps(function)
+    def called(*arguments: Any, **parameters: Any) -> Any:
+        return port(*arguments, **with_defaults(function, parameters))
+
+    return called
+
+
 def _shared_call(function: Function, arguments: Sequence[Any], parameters: Parameters) -> Any:
     """The shared implementation itself on NumPy arrays (the public function sends those to the
     reference). Where the standard returns a 0-d array (`xp.mean(x)` of a whole array),
     array-api-compat's NumPy namespace returns NumPy's scalar, a difference it documents and no
     fault of the shared code: that scalar becomes a 0-d array here."""
-    shared = shared_implementation(function)
-    if shared is None:
-        msg = f"{function.__name__} has no shared implementation _{function.__name__}_array_api"
-        raise AssertionError(msg)
-    result = run_reference(shared, arguments, with_defaults(function, parameters))
+    result = run_reference(called_as_public(function, "array_api"), arguments, parameters)
     return np.asarray(result) if isinstance(result, np.generic) else result
 
 
@@ -262,7 +284,7 @@ BACKENDS: Mapping[str, Backend] = {
                 compile=_torch_compile,
                 install="pip install -e '.[triton]'",
                 arrays="torch",
-                port=triton_port,
+                port="triton",
             )
         }
         if uses_triton()

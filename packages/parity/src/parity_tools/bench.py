@@ -10,7 +10,8 @@ The functions are the package's `__all__`. Each one's inputs come from `benchmar
 in its test module, tests/test_<name>.py, at the sizes that module declares in `BENCHMARK_SIZES`
 (or the profile's); a size counts the elements of the largest operand. Every backend runs in the
 same dtype (`--dtype`): the NumPy reference, then the ports on each device, eager and compiled
-(`torch.compile`, and `jax.jit` where the repo has JAX). Sizes grow until a call would take
+(`torch.compile`, and `jax.jit` where the repo has JAX); a Triton port on CUDA, beside the
+PyTorch port itself (`what_runs`). Sizes grow until a call would take
 longer than the time budget or need more memory than the memory budget (`bench_sizes.py`); the
 report lists those skipped.
 
@@ -74,7 +75,7 @@ class Profile:
 
 # What --backend asks for: the reference and the ports; a shared (Array API) implementation is
 # timed on NumPy's arrays too, whenever the reference is.
-BACKENDS = ("numpy", "torch", "jax")
+BACKENDS = ("numpy", "torch", "jax", "triton")
 PROFILES = {
     "quick": Profile(
         tuple(10**k for k in range(3, 7)), 0.1, 4, time_budget=0.5, memory_budget=500 * 10**6
@@ -85,6 +86,8 @@ PROFILES = {
 }
 
 
+# The backends whose rows are PyTorch's tensors: compiled by torch.compile, waited for on a GPU.
+TORCH_TENSORS = ("torch", "triton")
 # A size skipped for the budgets: by every backend (the reference's sizes), or by one port.
 SKIP_KEYS = ("function", "size", "backend", "device", "mode", "reason")
 
@@ -188,7 +191,8 @@ def targets(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[T
     name that is missing is an error; others are left out, with a note when asked for."""
     found = [Target("numpy", args.dtype)]
     missing: dict[str, str] = {}  # why each device asked for is not usable
-    for backend in [name for name in args.backend or parity.PORTS if name != "numpy"]:
+    triton = ("triton",) if "triton" in parity.BACKENDS else ()  # on CPU only where interpreted
+    for backend in [name for name in args.backend or (*parity.PORTS, *triton) if name != "numpy"]:
         reason = parity.missing_backend(backend)
         if reason is not None and args.backend:
             parser.error(f"--backend {backend}: {reason}")
@@ -197,6 +201,8 @@ def targets(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[T
             continue
         for target in parity.targets([backend], [args.dtype], args.device or parity.DEVICES):
             reason = parity.missing_device(backend, target.device, args.dtype)
+            if reason is None and backend == "triton" and target.device == "cpu":
+                note("triton on cpu: timed in Triton's interpreter (TRITON_INTERPRET=1), no kernel")
             if reason is None:
                 found.append(target)
             elif args.device:
@@ -247,13 +253,24 @@ def sizes_for(args: argparse.Namespace, declared: tuple[int, ...] | None) -> tup
     return tuple(sorted({ordered[round(pick)] for pick in picks}))
 
 
+def what_runs(function: Any, target: Target) -> Any:
+    """What `target`'s rows time: the public `function`, or one port of it called as `function`
+    is (NotImplementedError where it has none). The shared implementation on NumPy's arrays; the
+    Triton port; and, where a Triton port would take the public function's CUDA tensors, the
+    PyTorch port, so that the kernel is timed beside PyTorch itself."""
+    if target.backend == "torch" and parity.implementation(function, "triton") is not None:
+        return parity.called_as_public(function, "pytorch")
+    port = {"numpy_shared": "array_api", "triton": "triton"}.get(target.backend)
+    return function if port is None else parity.called_as_public(function, port)
+
+
 def modes(target: Target) -> list[str]:
     return ["eager"] if target.backend in {"numpy", "numpy_shared"} else ["eager", "compiled"]
 
 
 def compiled(function: Any, target: Target, parameters: dict[str, Any]) -> Any:
     """`function` compiled for `target`, and the keyword arguments to call it with."""
-    if target.backend == "torch":
+    if target.backend in TORCH_TENSORS:
         torch.compiler.reset()  # a fresh start: each size compiles from scratch, and once
         return torch.compile(function, dynamic=False), parameters
     if target.backend == "jax":
@@ -291,7 +308,7 @@ def measure(
         wait = jax.block_until_ready  # JAX returns before the result is computed
     start = time.perf_counter()
     result = wait(call(*arguments, **parameters))
-    if target.backend == "torch" and target.device != "cpu":
+    if target.backend in TORCH_TENSORS and target.device != "cpu":
         getattr(torch, target.device).synchronize()
     first_call = time.perf_counter() - start
     timer = benchmark.Timer(
@@ -351,13 +368,13 @@ def time_function(
         bytes=args.memory_budget or profile.memory_budget,
         peak_of=lambda size: reference_peak(function, reference, benchmark_inputs(size)),
     )
-    shared = parity.shared_implementation(function)
-    if shared is not None:
+    if parity.shared_implementation(function) is not None:
         targets = [targets[0], Target("numpy_shared", targets[0].dtype), *targets[1:]]
     rows, skips, compared = [], [], set()  # compared: the sizes the reference was timed at
     flops: dict[int, int | None] = {}  # per size: the same for every backend
     for target in targets:
         try:
+            timed_function = what_runs(function, target)
             for mode in modes(target):  # eager first: a stub raises there, not in a compiler
                 timed: list[dict[str, Any]] = []  # this target's and mode's rows
                 for size in sizes_for(args, declared):
@@ -373,10 +390,6 @@ def time_function(
                         note(f"{name} {target} {mode} n={size}: skipped, {reason}")
                         continue
                     inputs = benchmark_inputs(size)
-                    timed_function = function
-                    if target.backend == "numpy_shared":
-                        timed_function = shared
-                        inputs = (inputs[0], parity.with_defaults(function, inputs[1]))
                     row = measure(timed_function, target, mode, inputs, run_time, growth.seconds)
                     if size not in flops:  # declared in the test module, else counted
                         declared_count = declared_flops(size) if declared_flops else None
