@@ -45,17 +45,19 @@ nox.options.allow_parallel = True
 ROOT = Path(__file__).resolve().parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 QUESTIONS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
-# Every combination of the options that change which files a repo gets (as in tests/render.py).
+# Every combination of the options that change which files a repo gets (as in tests/render.py),
+# each with Triton, whose files come on top of the others (the tests session renders them without).
 COMBINATIONS = [(layout, jax) for layout in QUESTIONS["layout"] for jax in (False, True)]
 COMBINATION_IDS = [layout + ("-jax" if jax else "") for layout, jax in COMBINATIONS]
 
 # What `generated(...)` runs in a rendered repo, each session in a fresh environment with a real
 # install. split-jax, which has every file: the default sessions and the training example, in one
-# process and in two (torchrun). The others: the tests, on the installed package. The tests session
-# covers the rest there in one shared environment: ruff and mypy on every combination, the training
-# example in both layouts.
+# process and in two (torchrun). single: the type check too (the other layout's Triton kernels). The
+# others: the tests, on the installed package. The tests session covers the rest there in one
+# shared environment: ruff and mypy on every combination, the training example in both layouts.
 GENERATED_SESSIONS = {combination: ["tests"] for combination in COMBINATIONS} | {
-    ("split", True): ["lint", "typecheck", "tests", "train", "train_distributed"]
+    ("single", False): ["typecheck", "tests"],
+    ("split", True): ["lint", "typecheck", "tests", "train", "train_distributed"],
 }
 GENERATED_NOXFILE = ROOT / "template" / "noxfile.py"
 
@@ -161,6 +163,7 @@ def render(session: nox.Session, layout: str, jax: bool, output: Path) -> Path:
         str(ROOT),
         f"layout={layout}",
         f"jax={str(jax).lower()}",
+        "triton=true",
         silent=True,
     )
     (project,) = output.iterdir()
@@ -235,7 +238,8 @@ def tests(session: nox.Session) -> None:
 @nox.session
 @nox.parametrize(("layout", "jax"), COMBINATIONS, ids=COMBINATION_IDS)
 def generated(session: nox.Session, layout: str, jax: bool) -> None:
-    """Render a combination; run its own sessions on the CPU: all in split-jax, the tests elsewhere."""
+    """Render a combination (with Triton); run its own sessions on the CPU: all in split-jax, the
+    tests elsewhere, the type check in single too."""
     session.install(requirement("test", "cookiecutter"))
     project = render(session, layout, jax, workdir(session) / "render")
     parity_wheelhouse(session)
@@ -269,7 +273,7 @@ def slurm_time_limit(session: nox.Session) -> None:
 @nox.session(default=False, tags=["cuda"], allow_parallel=False)
 @nox.parametrize(("layout", "jax"), COMBINATIONS, ids=COMBINATION_IDS)
 def generated_cuda(session: nox.Session, layout: str, jax: bool) -> None:
-    """Render a combination; run its `tests_cuda` on an NVIDIA GPU (skips without one)."""
+    """Render a combination (with Triton); run its `tests_cuda` on an NVIDIA GPU (skips without one)."""
     require_gpu = REQUIRE_GPU or "--require-gpu" in session.posargs
     # Decided before anything is installed: a CPU machine never downloads a CUDA build of torch.
     reason = TORCH_INDEX.why_no_gpu()

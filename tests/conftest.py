@@ -152,9 +152,10 @@ def repos(template_v1: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
             made[f"{engine}-{combination.id}"] = repo
     for engine, layout in [("copier", "split"), ("cookiecutter", "single")]:
         combination = Combination(layout, jax=False)
-        made[f"{engine}-{layout}-to-jax"] = generate(
-            template_v1, engine, tmp_path_factory.mktemp(f"{engine}-{layout}-to-jax"), combination
-        )
+        for answer in ("jax", "triton"):
+            made[f"{engine}-{layout}-to-{answer}"] = generate(
+                template_v1, engine, tmp_path_factory.mktemp(f"{engine}-{layout}-to-{answer}"), combination
+            )
     for engine in ENGINES:
         for layout in ("single", "split"):
             combination = Combination(layout, jax=False)

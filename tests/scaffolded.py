@@ -141,7 +141,7 @@ def source(repo: Path, combination: Combination, algorithm: str, backend: str) -
     """The file that holds `algorithm`'s implementation for `backend`; for "triton", its kernels."""
     if backend == "triton":
         if combination.layout == "single":
-            return repo / "src" / PACKAGE / f"_{algorithm}_kernels.py"
+            return repo / "src" / PACKAGE / f"_{algorithm}_triton_kernels.py"
         return repo / "src" / PACKAGE / algorithm / "_triton_kernels.py"
     if combination.layout == "single":
         return repo / "src" / PACKAGE / f"{algorithm}.py"

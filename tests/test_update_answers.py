@@ -1,5 +1,5 @@
-"""`copier update` with a changed answer: switching JAX on brings the template's JAX pieces and keeps
-the suite green; a layout change, a new package name or switching JAX off is refused before anything
+"""`copier update` with a changed answer: switching JAX or Triton on brings the template's pieces and
+keeps the suite green; a layout change, a new package name or switching JAX off is refused before anything
 is written (the layout change by the oldest supported copier too), and the updating guide's
 rename steps work. The repos and the two template releases are those of test_update.py
 (conftest.py).
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.render import BIN, COPIER_YML, Combination, generate, git, run, tree
+from tests.render import BIN, COPIER_YML, Combination, commit_all, generate, git, run, tree
 from tests.updating import (
     CONVENTION_CHANGES,
     ENGINES,
@@ -72,6 +72,41 @@ def test_changing_an_answer_adds_the_template_s_jax_pieces(v2: dict[str, Path], 
         assert (repo / "src" / PACKAGE / "softmax" / "jax_impl.py").is_file()
         assert "_softmax_jax" in (repo / "src" / PACKAGE / "softmax" / "api.py").read_text(encoding="utf-8")
     assert not conflicted_files(repo)
+
+
+@pytest.mark.parametrize("key", ["copier-split-to-triton", "cookiecutter-single-to-triton"])
+def test_triton_switched_on_later_brings_its_kernels_and_keeps_the_suite_green(v2: dict[str, Path], key: str) -> None:
+    """The split layout's Triton port arrives and passes in the interpreter; in the single layout
+    softmax.py stays the user's, so its Triton tests report "not implemented yet" until the user
+    writes the port. The split repo's answers file predates the question, as a repo from an
+    earlier release has no `triton` answer."""
+    repo = v2[key]
+    if "split" in key:
+        answers_file = repo / ".copier-answers.yml"
+        answers_file.write_text(re.sub(r"(?m)^triton: false\n", "", answers_file.read_text(encoding="utf-8")))
+        commit_all(repo, "an answers file from before the triton question")
+    research = research_files(repo)
+    copier_update(repo, "--data", "triton=true")
+
+    extras = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert "triton" in extras
+    assert "def triton_runs" in (repo / "src" / PACKAGE / "_dispatch.py").read_text(encoding="utf-8")
+    kernels = "softmax/_triton_kernels.py" if "split" in key else "_softmax_triton_kernels.py"
+    assert "def softmax_rows" in (repo / "src" / PACKAGE / kernels).read_text(encoding="utf-8")
+    changed = {name for name, content in research.items() if (repo / name).read_bytes() != content}
+    assert not changed, f"research code changed: {changed}"
+    assert not conflicted_files(repo)
+    result = run_generated_tests(repo, "tests/test_softmax.py")
+    if "single" in key:
+        assert "softmax has no triton implementation yet: write _softmax_triton" in result.stdout
+        assert re.search(r"\d+ xfailed", result.stdout)
+    else:
+        assert "xfailed" not in result.stdout
+    assert re.search(r"\d+ passed", result.stdout)
+    commit_all(repo, "Triton on")
+    copier_update(repo)  # the next update leaves the Triton files alone, and merges cleanly
+    assert not conflicted_files(repo)
+    assert not git(repo, "status", "--porcelain")
 
 
 @pytest.mark.parametrize("engine", ENGINES)
