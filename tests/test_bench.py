@@ -182,6 +182,8 @@ def test_bad_input_gets_a_message(repo: Path, tmp_path: Path) -> None:
     refused(bench(repo, "--compare", "missing.json", check=False), "--compare missing.json: neither a file nor")
     if not _has_cuda():
         refused(bench(repo, "--device", "cuda", check=False), "--device cuda: Requires: CUDA device")
+    # A backend this repo was made without: how to add it.
+    refused(bench(repo, "--backend", "triton", check=False), "--data triton=true` adds it")
     # A test module without benchmark_inputs: the message says what to add.
     (repo / "tests" / "test_logsumexp.py").write_text('"""Nothing to benchmark with."""\n', encoding="utf-8")
     refused(bench(repo, "--only", "logsumexp", check=False), "add one that returns the operands")

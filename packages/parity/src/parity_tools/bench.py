@@ -193,6 +193,11 @@ def targets(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[T
     missing: dict[str, str] = {}  # why each device asked for is not usable
     triton = ("triton",) if "triton" in parity.BACKENDS else ()  # on CPU only where interpreted
     for backend in [name for name in args.backend or (*parity.PORTS, *triton) if name != "numpy"]:
+        if backend not in parity.BACKENDS:  # asked for by name: the repo has no such extra
+            parser.error(
+                f"--backend {backend}: this repo has no {backend} backend (pyproject.toml has no "
+                f"`{backend}` extra); `copier update --defaults --data {backend}=true` adds it"
+            )
         reason = parity.missing_backend(backend)
         if reason is not None and args.backend:
             parser.error(f"--backend {backend}: {reason}")
