@@ -5,27 +5,20 @@ from __future__ import annotations
 
 import functools
 import sys
-import tomllib
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from parity_tools.repo import repo_root
+from parity_tools.repo import repo_extras
 
 from .core import Function, Parameters
 
 
 def uses_jax() -> bool:
     """Whether this repo has JAX as a backend: its pyproject.toml declares a ``jax`` extra."""
-    pyproject = repo_root() / "pyproject.toml"
-    if not pyproject.is_file():
-        return False
-    extras = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"].get(
-        "optional-dependencies", {}
-    )
-    return "jax" in extras
+    return "jax" in repo_extras()
 
 
 # JAX's float16 and bfloat16 work on CPU but cost a second of compilation per algorithm:

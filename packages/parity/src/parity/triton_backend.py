@@ -11,22 +11,15 @@ from __future__ import annotations
 
 import os
 import sys
-import tomllib
 
 import torch
 
-from parity_tools.repo import repo_root
+from parity_tools.repo import repo_extras
 
 
 def uses_triton() -> bool:
     """Whether this repo has Triton as a backend: its pyproject.toml declares a ``triton`` extra."""
-    pyproject = repo_root() / "pyproject.toml"
-    if not pyproject.is_file():
-        return False
-    extras = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"].get(
-        "optional-dependencies", {}
-    )
-    return "triton" in extras
+    return "triton" in repo_extras()
 
 
 def interpret_without_cuda() -> None:

@@ -4,6 +4,7 @@ up (the tools, pytest and nox run from the repo's root), and the package the tem
 from __future__ import annotations
 
 import functools
+import tomllib
 from pathlib import Path
 
 
@@ -13,6 +14,15 @@ def repo_root() -> Path:
     here = Path.cwd()
     found = (folder for folder in (here, *here.parents) if (folder / "pyproject.toml").is_file())
     return next(found, here)
+
+
+def repo_extras() -> set[str]:
+    """The extras of the repo's pyproject.toml (``jax``, ``triton``): its optional backends."""
+    pyproject = repo_root() / "pyproject.toml"
+    if not pyproject.is_file():
+        return set()
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    return set(project.get("optional-dependencies", {}))
 
 
 def repo_package() -> str:
