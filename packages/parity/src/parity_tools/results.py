@@ -267,6 +267,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_arguments(argv)
     listings = sorted((args.runs / "sweeps").glob("*.json"), key=lambda p: read_json(p)["created"])
     if not (args.sweep or listings):
-        sys.exit(f"results.py: no sweep in {args.runs}/sweeps/: run one, `parity sweep run FILE`")
+        sweeps = args.runs / "sweeps"
+        sys.exit(f"parity results: no sweep in {sweeps}/: run one, `parity sweep run FILE`")
     for listing in args.sweep or (listings if args.each else listings[-1:]):
         report(listing, args.output)

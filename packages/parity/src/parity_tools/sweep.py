@@ -46,7 +46,7 @@ CHOSEN_BY_THE_SWEEP = ("--output", "--resume")
 
 def fail(message: str) -> NoReturn:
     """Stop with `message` on stderr and exit status 1."""
-    sys.exit(f"sweep.py: {message}")
+    sys.exit(f"parity sweep: {message}")
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
