@@ -45,8 +45,8 @@ nox.options.allow_parallel = True
 ROOT = Path(__file__).resolve().parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 QUESTIONS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
-# Every combination of the options that change which files a repo gets (as in tests/render.py),
-# each with Triton, whose files come on top of the others (the tests session renders them without).
+# Every layout and JAX answer, the options that change which files a repo gets (tests/render.py),
+# each with Triton, whose files come on top of the others (the tests session also renders some without).
 COMBINATIONS = [(layout, jax) for layout in QUESTIONS["layout"] for jax in (False, True)]
 COMBINATION_IDS = [layout + ("-jax" if jax else "") for layout, jax in COMBINATIONS]
 
