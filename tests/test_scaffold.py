@@ -239,7 +239,8 @@ def test_scaffolds_any_signature(repo: Path, combination: Combination, mypy_cach
         ports = implementations(algorithm, backends)
         files = module_files(repo, combination, algorithm)
         model = "log_softmax" if shared(algorithm) else "softmax"
-        example = module_files(repo, combination, model)
+        # Not softmax's Triton files: `parity new` writes no kernel (docs/guide/dispatch.md).
+        example = [path for path in module_files(repo, combination, model) if "triton" not in path.name]
         assert [path.name.replace(algorithm, model) for path in files] == [path.name for path in example]
         expected = [algorithm] * (len(backends) + 1) + [f"_{algorithm}_{backend}" for backend in ports]
         assert defined_functions(files) == sorted(expected)
