@@ -211,6 +211,35 @@ def test_tensorboard_events_hold_the_recorded_metrics(tmp_path: Path) -> None:
         assert logged == [(epoch, pytest.approx(value)) for epoch, value in enumerate(values)]
 
 
+def test_a_warning_while_a_finished_run_closes_ends_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slurm's time-limit warning can reach a run whose record is written while it closes (its
+    TensorBoard file, its process group): too late to act on, it must not end the process, which
+    Slurm would read as a failure and requeue (a sweep's task did so, on two nodes, in CI)."""
+    pytest.importorskip("tensorboard", reason="Requires: the tensorboard dependency group")
+    from torch.utils.tensorboard import SummaryWriter
+
+    close = SummaryWriter.close
+    sent: list[int] = []
+    ended: list[int] = []
+
+    def close_warned(writer: SummaryWriter) -> None:
+        if not sent:  # once, as Slurm sends it
+            sent.append(signal.SIGUSR1)
+            signal.raise_signal(signal.SIGUSR1)
+        close(writer)
+
+    monkeypatch.setattr(SummaryWriter, "close", close_warned)
+    # The handler main finds and restores, here in place of the default one, which ends the process.
+    previous = signal.signal(signal.SIGUSR1, lambda *_: ended.append(signal.SIGUSR1))
+    try:
+        train.main([*QUICK, "--output", str(tmp_path), "--tensorboard"])
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert sent == [signal.SIGUSR1]
+    assert ended == []
+    assert record(tmp_path)["starts"][0]["stopped"] is None
+
+
 def test_refuses_tensorboard_without_a_folder(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as refused:
         train.main([*QUICK, "--tensorboard"])

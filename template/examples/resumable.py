@@ -180,7 +180,9 @@ class StoppedError(Exception):
 
 
 def ignore_stop_signals() -> None:
-    """After the run: a job whose training is done is not to be stopped or requeued."""
+    """Ignore SIGTERM and SIGUSR1 outside the run, before its handlers replace this and once they
+    restore it: a job whose training is done is not to be stopped or requeued. Set before the run,
+    not after, it leaves no moment between the two in which a signal ends a finished run."""
     for number in EXIT_STATUS:
         signal.signal(number, signal.SIG_IGN)
 
@@ -296,13 +298,15 @@ class Run:
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, _: TracebackType | None
     ) -> None:
-        self.stop.__exit__()
         if self.writer is not None:
             self.writer.close()
         # Not after an error: torchrun stops the others, and a barrier would wait for them.
         if (kind is None or isinstance(error, StoppedError)) and dist.is_initialized():
             dist.barrier()  # a process that left early made process 0 abort while it saved
             dist.destroy_process_group()
+        # Only now: a time-limit warning that reaches a finished run while it closes is recorded
+        # and ignored, where the default action would end it and Slurm requeue the job.
+        self.stop.__exit__()
         if isinstance(error, StoppedError):
             sys.exit(error.exit_status)
 

@@ -131,6 +131,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    ignore_stop_signals()  # what the run's handlers restore when it ends: a finished job goes on
     main()
-    ignore_stop_signals()
     exit_now()
