@@ -28,7 +28,7 @@ TOOLING = [
 ]
 #: Their lines at the last count (docs/measurements.md has the history and its reasons). Raise it
 #: only with a reason written there: a researcher reads around these lines to find their own.
-TOOLING_LINES = 1039
+TOOLING_LINES = 1054
 #: The most lines of Python a repo rendered with the most options (split layout, JAX) may hold,
 #: tests included (issue 47: 8,051 when the harness and the tools were copied into it).
 REPO_LINES = 2000

@@ -159,3 +159,42 @@ def test_sbatch_script_says_how_to_submit_it(
     result = subprocess.run(["bash", script], cwd=repo / folder, env=env, capture_output=True, text=True, check=False)
     assert result.returncode == 2
     assert message in result.stderr
+
+
+# Stand-ins for Slurm's commands: srun gets the time-limit warning sent to the job script while it
+# runs, as Slurm sends it, and ends 0.1 s later with the training's status; scancel, which the
+# script's trap calls, takes 0.5 s, so srun ends while the trap runs. scontrol records a requeue.
+FAKE_SLURM = {
+    "srun": """until [[ -s "$STUB/batch.pid" ]]; do sleep 0.01; done
+kill -USR1 "$(cat "$STUB/batch.pid")"; sleep 0.1; exit "$TRAINING_STATUS"
+""",
+    "scancel": "sleep 0.5\n",
+    "scontrol": """if [[ $1 == requeue ]]; then echo "$2" >> "$STUB/requeued"; else echo n1; fi\n""",
+}
+
+
+@pytest.mark.parametrize(("status", "requeued"), [(0, False), (75, True)], ids=["finished", "stopped"])
+def test_sbatch_script_requeues_a_warned_job_by_its_trainings_status(
+    rendered: Render, tmp_path: Path, status: int, requeued: bool
+) -> None:
+    """A warning that reaches the job script as its training ends: a finished training (0) ends
+    the job with 0 and requeues nothing; a training stopped by the warning (75, after saving) is
+    requeued. Before, the script read the status of the `wait` that the trap cut short (138)."""
+    repo = rendered("cookiecutter", COMBINATIONS[0])
+    for name, body in FAKE_SLURM.items():
+        (tmp_path / name).write_text("#!/bin/bash\n" + body, encoding="utf-8")
+        (tmp_path / name).chmod(0o755)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SLURM_")} | {
+        "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}",
+        "STUB": str(tmp_path),
+        "TRAINING_STATUS": str(status),
+        "SLURM_JOB_ID": "7",
+        "SLURM_JOB_NODELIST": "n1",
+    }
+    script = repo / "scripts/slurm/train.sbatch"
+    with subprocess.Popen(["bash", script], cwd=repo, env=env, stdout=subprocess.PIPE, text=True) as job:
+        (tmp_path / "batch.pid").write_text(str(job.pid), encoding="utf-8")
+        output, _ = job.communicate(timeout=30)
+    assert "train.sbatch: time-limit warning" in output
+    assert job.returncode == status, output
+    assert (tmp_path / "requeued").exists() == requeued, output
