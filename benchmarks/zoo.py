@@ -80,7 +80,7 @@ def caught_bugs(repo: Path, algorithms: list[zoo.Algorithm], seed: int, work: Pa
         for bug in bugs:
             bug.plant(copy, zoo.COMBINATION)
         names = [bug.algorithm for bug in bugs]
-        ci = run_round(copy, names, copy.parent).first_failures
+        ci = run_round(copy, names, copy.parent, planted=True).first_failures
         fast = run_seeds(copy, names, [seed], copy.parent)[seed]
         for bug in bugs:
             results.append(

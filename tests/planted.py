@@ -104,11 +104,24 @@ def first_failures(junit_xml: Path) -> dict[str, FirstFailure]:
 
 
 # A pytest plugin: `-x` for each test file on its own. The tests after a file's first failure would
-# only fail too, at length; the other files of the round go on.
+# only fail too, at length; the other files of the round go on. With PLANTED_SHRINK=0 hypothesis
+# reports the first failing example as drawn: a planted bug's round asks which test fails and what
+# it says, not the smallest example (shrinking took most of a round's time).
 STOP_EACH_FILE_AT_ITS_FIRST_FAILURE = """
+import os
+
 import pytest
+from hypothesis import Phase, settings
 
 failed_files = set()
+
+
+@pytest.hookimpl(trylast=True)  # after parity and hypothesis have loaded the profile
+def pytest_configure(config):
+    if os.environ.get("PLANTED_SHRINK") == "0":
+        phases = [phase for phase in Phase if phase not in {Phase.shrink, Phase.explain}]
+        settings.register_profile("unshrunk", settings(), phases=phases)
+        settings.load_profile("unshrunk")
 
 
 def pytest_sessionstart(session):
@@ -144,17 +157,18 @@ for seed in seeds:
 SEEDS_PER_PROCESS = 50
 
 
-def _environment(repo: Path, work: Path, profile: str) -> dict[str, str]:
+def _environment(repo: Path, work: Path, profile: str, *, shrink: bool = True) -> dict[str, str]:
     """The generated package and the plugin importable, the hypothesis profile chosen."""
     (work / "stop_each_file_at_its_first_failure.py").write_text(STOP_EACH_FILE_AT_ITS_FIRST_FAILURE, encoding="utf-8")
     env = {key: value for key, value in os.environ.items() if key not in {"REQUIRE_DEVICE", "CI"}}
-    return env | {"HYPOTHESIS_PROFILE": profile, "PYTHONPATH": os.pathsep.join([str(repo / "src"), str(work)])}
+    path = os.pathsep.join([str(repo / "src"), str(work)])
+    return env | {"HYPOTHESIS_PROFILE": profile, "PYTHONPATH": path, "PLANTED_SHRINK": str(int(shrink))}
 
 
-def run_round(repo: Path, algorithms: Sequence[str], work: Path) -> Round:
+def run_round(repo: Path, algorithms: Sequence[str], work: Path, *, planted: bool) -> Round:
     """The generated tests of `algorithms` in `repo`, each file stopping at its first failure, with
     the CI profile (derandomized): which test catches a bug is then the same on every run, as in
-    CI. Writes work/junit.xml."""
+    CI. Where bugs are `planted`, failing examples are not shrunk. Writes work/junit.xml."""
     files = [f"tests/test_{algorithm}.py" for algorithm in algorithms]
     options = [
         "-q",
@@ -167,7 +181,7 @@ def run_round(repo: Path, algorithms: Sequence[str], work: Path) -> Round:
     result = subprocess.run(
         [sys.executable, "-m", "pytest", *files, *options],
         cwd=repo,
-        env=_environment(repo, work, "ci"),
+        env=_environment(repo, work, "ci", shrink=not planted),
         capture_output=True,
         text=True,
         check=False,
@@ -190,7 +204,7 @@ def run_each_round(
         copy = Path(shutil.copytree(repo, work / "repo"))
         for bug in bugs:
             bug.plant(copy, combination)
-        done[bugs] = run_round(copy, [bug.algorithm for bug in bugs] or everything, work)
+        done[bugs] = run_round(copy, [bug.algorithm for bug in bugs] or everything, work, planted=bool(bugs))
     return done
 
 

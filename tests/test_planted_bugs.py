@@ -298,7 +298,9 @@ def run_rounds(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> Ru
             repo = Path(shutil.copytree(written[combination], work / "repo"))
             for bug in bugs:
                 bug.plant(repo, combination)
-            done[combination, bugs] = run_round(repo, [bug.algorithm for bug in bugs] or ALGORITHMS, work)
+            done[combination, bugs] = run_round(
+                repo, [bug.algorithm for bug in bugs] or ALGORITHMS, work, planted=bool(bugs)
+            )
         return done[combination, bugs]
 
     return run
