@@ -1,9 +1,9 @@
 """The benchmark a repo is generated with: `parity bench`, behind `nox -s bench`.
 
-In every combination, with an algorithm scaffolded and written, the benchmark times every public
-function on every backend, eager and compiled, and writes a table, Markdown, JSON and a real PNG;
-`--compare` with an earlier commit names a port that got slower; bad input gets a message and exit
-status 2, no traceback. Sizes and sampling are tiny here: these tests check what is written, not
+In the single layout without JAX and the split one with it, with an algorithm scaffolded and
+written, the benchmark times every public function on every backend, eager and compiled, and
+writes a table, Markdown, JSON and a real PNG; `--compare` with an earlier commit names a port
+that got slower; bad input gets a message and exit status 2, no traceback. Sizes and sampling are tiny here: these tests check what is written, not
 how fast. Threads, load, PDF and baselines: test_bench_honest.py.
 """
 
@@ -62,6 +62,8 @@ def refused(result: subprocess.CompletedProcess[str], message: str) -> None:
 
 
 @pytest.mark.slow
+# The fewest backends and files, and the most (Triton's rows: test_a_triton_port_is_timed_beside_pytorch).
+@pytest.mark.parametrize("combination", [COMBINATIONS[0], COMBINATIONS[3]], ids=lambda combination: combination.id)
 def test_times_every_function_and_backend(repo: Path, combination: Combination) -> None:
     implement(repo, combination, "logsumexp")
     result = bench(repo, *TINY)

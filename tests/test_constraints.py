@@ -6,8 +6,9 @@ number of classes (`nll`), an even last axis (`rotary`), channels a multiple of 
 Their generated tests compare values out of the box, on every backend (JAX's fixed sizes honour
 the constraints), and pass; a bug planted in a port, JAX's included, is caught; a port that
 raises only in float16 fails with a message that points at SPEC's dtypes, and once float16 is
-left out there, its tests are skipped with the reason. The bugs are planted in two
-combinations, as in test_planted_bugs.py: the single layout without JAX, the split one with it.
+left out there, its tests are skipped with the reason. All of it in two combinations, as in
+test_planted_bugs.py: the single layout without JAX, the split one with it (the constraints are
+the harness's, whatever the layout; test_scaffold.py scaffolds in every combination).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tests.render import BIN, Combination, run
 from tests.scaffolded import CONSTRAINED, implement, replace_once, scaffold
 from tests.test_scaffold import environment, pytest_in
 
-PLANTED_IN = (Combination("single", jax=False), Combination("split", jax=True))
+CHECKED_IN = (Combination("single", jax=False), Combination("split", jax=True))
 
 BUGS = [
     Bug(
@@ -96,6 +97,7 @@ def summary_of(result_stdout: str) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("combination", CHECKED_IN, ids=lambda combination: combination.id)
 def test_constrained_algorithms_compare_and_catch_bugs(
     repo: Path, combination: Combination, mypy_cache: Path, tmp_path: Path
 ) -> None:
@@ -132,13 +134,12 @@ def test_constrained_algorithms_compare_and_catch_bugs(
 
     # Bugs in the ports, JAX's where the repo has JAX, each caught.
     work = tmp_path / "work"
-    planted = BUGS if combination in PLANTED_IN else []
-    for round_ in rounds([bug for bug in planted if bug.backend != "jax" or combination.jax]):
+    for round_ in rounds([bug for bug in BUGS if bug.backend != "jax" or combination.jax]):
         copy = Path(shutil.copytree(repo, tmp_path / "planted"))
         work.mkdir()
         for bug in round_:
             bug.plant(copy, combination)
-        caught = run_round(copy, [bug.algorithm for bug in round_], work)
+        caught = run_round(copy, [bug.algorithm for bug in round_], work, planted=True)
         for bug in round_:
             caught.check_caught(bug)
         shutil.rmtree(copy)
