@@ -3,8 +3,9 @@
 In the single layout without JAX and the split one with it, with an algorithm scaffolded and
 written, the benchmark times every public function on every backend, eager and compiled, and
 writes a table, Markdown, JSON and a real PNG; `--compare` with an earlier commit names a port
-that got slower; bad input gets a message and exit status 2, no traceback. Sizes and sampling are tiny here: these tests check what is written, not
-how fast. Threads, load, PDF and baselines: test_bench_honest.py.
+that got slower; bad input gets a message and exit status 2, no traceback. Sizes and sampling
+are tiny here: these tests check what is written, not how fast. Threads, load, PDF and baselines:
+test_bench_honest.py.
 """
 
 from __future__ import annotations
