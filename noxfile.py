@@ -48,7 +48,13 @@ QUESTIONS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
 # Every layout and JAX answer, the options that change which files a repo gets (tests/render.py),
 # each with Triton, whose files come on top of the others (the tests session also renders some without).
 COMBINATIONS = [(layout, jax) for layout in QUESTIONS["layout"] for jax in (False, True)]
-COMBINATION_IDS = [layout + ("-jax" if jax else "") for layout, jax in COMBINATIONS]
+
+
+def combination_id(layout: str, jax: bool) -> str:
+    return layout + ("-jax" if jax else "")
+
+
+COMBINATION_IDS = [combination_id(*combination) for combination in COMBINATIONS]
 
 # The combinations `generated(...)` renders and what it runs there, each session in a fresh
 # environment with a real install: the two ends. split-jax, which has every file: the default
@@ -237,7 +243,7 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
-@nox.parametrize(("layout", "jax"), list(GENERATED_SESSIONS), ids=["single", "split-jax"])
+@nox.parametrize(("layout", "jax"), list(GENERATED_SESSIONS), ids=[combination_id(*c) for c in GENERATED_SESSIONS])
 def generated(session: nox.Session, layout: str, jax: bool) -> None:
     """Render a combination (with Triton); run its own sessions on the CPU: all in split-jax, the
     type check and the tests in single."""

@@ -104,7 +104,7 @@ def first_failures(junit_xml: Path) -> dict[str, FirstFailure]:
 
 
 # A pytest plugin: `-x` for each test file on its own. The tests after a file's first failure would
-# only fail too, at length; the other files of the round go on. With PLANTED_SHRINK=0 hypothesis
+# only fail too, at length; the other files of the round go on. With PLANTED=1 hypothesis
 # reports the first failing example as drawn: a planted bug's round asks which test fails and what
 # it says, not the smallest example (shrinking took most of a round's time).
 STOP_EACH_FILE_AT_ITS_FIRST_FAILURE = """
@@ -118,7 +118,7 @@ failed_files = set()
 
 @pytest.hookimpl(trylast=True)  # after parity and hypothesis have loaded the profile
 def pytest_configure(config):
-    if os.environ.get("PLANTED_SHRINK") == "0":
+    if os.environ.get("PLANTED") == "1":
         phases = [phase for phase in Phase if phase not in {Phase.shrink, Phase.explain}]
         settings.register_profile("unshrunk", settings(), phases=phases)
         settings.load_profile("unshrunk")
@@ -157,12 +157,12 @@ for seed in seeds:
 SEEDS_PER_PROCESS = 50
 
 
-def _environment(repo: Path, work: Path, profile: str, *, shrink: bool = True) -> dict[str, str]:
+def _environment(repo: Path, work: Path, profile: str, *, planted: bool = False) -> dict[str, str]:
     """The generated package and the plugin importable, the hypothesis profile chosen."""
     (work / "stop_each_file_at_its_first_failure.py").write_text(STOP_EACH_FILE_AT_ITS_FIRST_FAILURE, encoding="utf-8")
     env = {key: value for key, value in os.environ.items() if key not in {"REQUIRE_DEVICE", "CI"}}
     path = os.pathsep.join([str(repo / "src"), str(work)])
-    return env | {"HYPOTHESIS_PROFILE": profile, "PYTHONPATH": path, "PLANTED_SHRINK": str(int(shrink))}
+    return env | {"HYPOTHESIS_PROFILE": profile, "PYTHONPATH": path, "PLANTED": str(int(planted))}
 
 
 def run_round(repo: Path, algorithms: Sequence[str], work: Path, *, planted: bool) -> Round:
@@ -181,7 +181,7 @@ def run_round(repo: Path, algorithms: Sequence[str], work: Path, *, planted: boo
     result = subprocess.run(
         [sys.executable, "-m", "pytest", *files, *options],
         cwd=repo,
-        env=_environment(repo, work, "ci", shrink=not planted),
+        env=_environment(repo, work, "ci", planted=planted),
         capture_output=True,
         text=True,
         check=False,
