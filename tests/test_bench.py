@@ -2,29 +2,27 @@
 
 In the single layout without JAX and the split one with it, with an algorithm scaffolded and
 written, the benchmark times every public function on every backend, eager and compiled, and
-writes a table, Markdown, JSON and a real PNG; `--compare` with an earlier commit names a port
-that got slower; bad input gets a message and exit status 2, no traceback. Sizes and sampling
-are tiny here: these tests check what is written, not how fast. Threads, load, PDF and baselines:
-test_bench_honest.py.
+writes a table, Markdown, JSON and a real PNG; bad input gets a message and exit status 2, no
+traceback. Sizes and sampling are tiny here: these tests check what is written, not how fast.
+Threads, load, PDF, baselines and `--compare`: test_bench_honest.py; the template's own benchmark
+of the session: test_benchmarks.py.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
 import shutil
 import struct
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.render import BIN, COMBINATIONS, ROOT, TOOLS, Combination, Render, commit_all, git
-from tests.scaffolded import PACKAGE, implement, scaffold, source, write_body
+from tests.render import COMBINATIONS, TOOLS, Combination, Render
+from tests.scaffolded import implement, scaffold, source, write_body
 from tests.test_generated_repo import run_in
 
 FUNCTIONS = ["cross_entropy", "log_softmax", "logsumexp", "softmax"]  # the package's __all__ once scaffolded
@@ -114,39 +112,6 @@ def test_times_every_function_and_backend(repo: Path, combination: Combination) 
 
 
 @pytest.mark.slow
-def test_compare_names_a_slowed_port(rendered: Render, tmp_path: Path) -> None:
-    """A baseline saved, the port slowed in the next commit: `--compare HEAD~1` names it."""
-    combination = COMBINATIONS[0]
-    repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
-    scaffold(repo, "logsumexp")
-    implement(repo, combination, "logsumexp")
-    commit_all(repo, "logsumexp", init=True)
-    options = ["--only", "logsumexp", "--backend", "torch", "--sizes", "1000,4000", "--min-run-time", "0.05"]
-    assert f"baselines/{git(repo, 'rev-parse', 'HEAD')}.json" in bench(repo, *options, "--save-baseline").stdout
-
-    # Thirty needless passes over the input in the PyTorch port: the same result, slower.
-    module = repo / "src" / PACKAGE / "logsumexp.py"
-    port = "m = x.amax(dim=axis, keepdim=True)"
-    slowed = "for _ in range(30):\n        x = x + 0.0 * torch.tanh(x)\n    " + port
-    module.write_text(module.read_text(encoding="utf-8").replace(port, slowed), encoding="utf-8")
-    commit_all(repo, "slower")
-
-    # Through the nox session, in this environment (as on a GPU node's existing one).
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-    nox: list[str | Path] = [BIN / "nox", "--no-venv", "--no-install", "-s", "bench", "--"]
-    result = run_in(repo, "env", f"PATH={path}", *nox, *options, "--compare", "HEAD~1")
-    for size in ("1,000", "4,000"):
-        line = next(line for line in result.stdout.splitlines() if f"torch cpu eager size {size}:" in line)
-        assert float(line.partition(": slower, ")[2].split("x")[0] or 0) > 2, line
-        rows = [line.split() for line in result.stdout.splitlines()]  # the table of ratios among them
-        assert ["logsumexp", "torch", "cpu", "eager", size] in [row[:5] for row in rows if row[-1:] == ["slower"]]
-    comparison = results_of(repo)["comparison"]
-    assert len(comparison["rows"]) == 2 * 3  # sizes x (NumPy, PyTorch eager and compiled)
-    assert comparison["against"] == git(repo, "rev-parse", "HEAD~1")
-    assert any("logsumexp torch cpu eager size 1,000: slower" in change for change in comparison["changes"])
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("combination", [Combination("split", jax=False)], ids=lambda c: c.id)
 def test_stubs_are_left_out_with_the_reason(repo: Path) -> None:
     cheap = ["--backend", "torch", "--sizes", "64", "--min-run-time", "0.01", "--threads", "1"]
@@ -217,26 +182,6 @@ def _has_cuda() -> bool:
     return bool(torch.cuda.is_available())
 
 
-@pytest.mark.slow
-def test_template_benchmark_records_the_session_wall_time(tmp_path: Path) -> None:
-    output = tmp_path / "results"
-    command = [sys.executable, "-m", "benchmarks.run", "--output", str(output)]
-    options = ["--sections", "bench", "--combinations", "single", "--bench-repeat", "0"]
-    run_in(ROOT, *command, *options)
-    results = json.loads(output.with_suffix(".json").read_text(encoding="utf-8"))
-    run = results["bench"]["single"]
-    assert run["functions"] == ["cross_entropy", "log_softmax", "softmax"]
-    assert run["rows"] == (3 + 4 + 3) * 4  # NumPy, PyTorch eager and compiled (+ numpy_shared) x sizes
-    assert 0 < run["timing_seconds"] < run["cold_seconds"]
-    assert run["warm_seconds"] is None
-    (target,) = results["targets"]
-    assert target["name"].startswith("`nox -s bench`, quick profile")
-    assert target["measured"] == run["cold_seconds"]
-    report = output.with_suffix(".md").read_text(encoding="utf-8")
-    assert "| single | cross_entropy, log_softmax, softmax | 40 |" in report
-    assert f"Target: {target['name']}: {target['verdict']}." in report
-
-
 # A two-operand algorithm whose intermediate (n x m x d) grows faster than its inputs (n x d, m x d).
 PAIRWISE = {
     "numpy": "diff = x[..., :, None, :] - y[..., None, :, :]\n    result: NDArray[np.floating] = (diff * diff).sum(-1)"
@@ -288,20 +233,6 @@ def test_sizes_stop_at_the_budgets(repo: Path, combination: Combination) -> None
     assert slow.endswith(", over the time budget 10 us; --time-budget"), slow
     assert slower == slow
     assert too_big.endswith(", over the memory budget 500 MB; --memory-budget"), too_big  # quick's
-
-
-def test_a_row_with_too_few_samples_shows_no_iqr(rendered: Render) -> None:
-    """Quartiles of one or two samples mean nothing: the row says so instead of "IQR 0 ns" (a
-    comparison with it rests on the ratio of medians alone: test_bench_honest.py)."""
-    report = importlib.import_module("parity_tools.bench_report")
-    where = {"function": "f", "backend": "torch", "device": "cpu", "mode": "eager", "size": 10}
-    one = {**where, "shapes": [[10]], "first_call_s": 2.0, "speedup": 1.0, "samples": 1, "calls_per_sample": 1}
-    one |= {"median_s": 1.0, "q1_s": 1.0, "q3_s": 1.0, **ROOFLINE}
-    cells = dict(zip(report.COLUMNS, report.cells(one), strict=True))
-    assert (cells["IQR"], cells["note"]) == ("-", f"1 of the {report.MIN_SAMPLES} samples an IQR needs")
-    many = {**one, "samples": report.MIN_SAMPLES, "q1_s": 0.9, "q3_s": 1.2}
-    cells = dict(zip(report.COLUMNS, report.cells(many), strict=True))
-    assert (cells["IQR"], cells["note"]) == ("300 ms", "noisy: IQR 30% of the median")
 
 
 @pytest.mark.slow

@@ -3,22 +3,26 @@
 `parity bench` uses one PyTorch thread unless told otherwise, and records it with the processor,
 the usable CPUs, the load average and the versions, in the table, the plot's title and results.json;
 it warns where other programs' load and its own threads exceed the CPUs, and names the noisy rows
-(IQR over 10% of the median). The plot comes as PDF too. A run can be kept as its commit's
-baseline, and a later run compared with it by the commit's name, row by row.
+(IQR over 10% of the median) and those with too few samples for an IQR. The plot comes as PDF too.
+A run can be kept as its commit's baseline, and a later run compared with it by the commit's name,
+row by row: a port slowed since is named.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
 import shutil
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.render import COMBINATIONS, TOOLS, Render, commit_all, git
+from tests.render import BIN, COMBINATIONS, TOOLS, Render, commit_all, git
+from tests.scaffolded import PACKAGE, implement, scaffold
 from tests.test_bench import ROOFLINE, bench, refused, results_of
 from tests.test_generated_repo import run_in
 
@@ -62,6 +66,20 @@ def test_noisy_rows_are_named(scripts: dict[str, ModuleType]) -> None:
         }.items()
     }
     assert notes == {"steady": "", "noisy": "noisy: IQR 35% of the median", "slow and steady": ""}
+
+
+def test_a_row_with_too_few_samples_shows_no_iqr(rendered: Render) -> None:
+    """Quartiles of one or two samples mean nothing: the row says so instead of "IQR 0 ns" (a
+    comparison with it rests on the ratio of medians alone)."""
+    report = importlib.import_module("parity_tools.bench_report")
+    where = {"function": "f", "backend": "torch", "device": "cpu", "mode": "eager", "size": 10}
+    one = {**where, "shapes": [[10]], "first_call_s": 2.0, "speedup": 1.0, "samples": 1, "calls_per_sample": 1}
+    one |= {"median_s": 1.0, "q1_s": 1.0, "q3_s": 1.0, **ROOFLINE}
+    cells = dict(zip(report.COLUMNS, report.cells(one), strict=True))
+    assert (cells["IQR"], cells["note"]) == ("-", f"1 of the {report.MIN_SAMPLES} samples an IQR needs")
+    many = {**one, "samples": report.MIN_SAMPLES, "q1_s": 0.9, "q3_s": 1.2}
+    cells = dict(zip(report.COLUMNS, report.cells(many), strict=True))
+    assert (cells["IQR"], cells["note"]) == ("300 ms", "noisy: IQR 30% of the median")
 
 
 def test_a_comparison_gives_every_ratio(scripts: dict[str, ModuleType]) -> None:
@@ -133,3 +151,36 @@ def test_what_a_run_was_measured_with(rendered: Render, tmp_path: Path) -> None:
     assert (machine["usable_cpus"], machine["torch_threads"]) == (1, 2)
     assert "Warning: the machine is busy" in (repo / "bench-results" / "results.md").read_text(encoding="utf-8")
     assert "The runs differ in usable_cpus: " in pinned.stdout
+
+
+@pytest.mark.slow
+def test_compare_names_a_slowed_port(rendered: Render, tmp_path: Path) -> None:
+    """A baseline saved, the port slowed in the next commit: `--compare HEAD~1` names it."""
+    combination = COMBINATIONS[0]
+    repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+    scaffold(repo, "logsumexp")
+    implement(repo, combination, "logsumexp")
+    commit_all(repo, "logsumexp", init=True)
+    options = ["--only", "logsumexp", "--backend", "torch", "--sizes", "1000,4000", "--min-run-time", "0.05"]
+    assert f"baselines/{git(repo, 'rev-parse', 'HEAD')}.json" in bench(repo, *options, "--save-baseline").stdout
+
+    # Thirty needless passes over the input in the PyTorch port: the same result, slower.
+    module = repo / "src" / PACKAGE / "logsumexp.py"
+    port = "m = x.amax(dim=axis, keepdim=True)"
+    slowed = "for _ in range(30):\n        x = x + 0.0 * torch.tanh(x)\n    " + port
+    module.write_text(module.read_text(encoding="utf-8").replace(port, slowed), encoding="utf-8")
+    commit_all(repo, "slower")
+
+    # Through the nox session, in this environment (as on a GPU node's existing one).
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    nox: list[str | Path] = [BIN / "nox", "--no-venv", "--no-install", "-s", "bench", "--"]
+    result = run_in(repo, "env", f"PATH={path}", *nox, *options, "--compare", "HEAD~1")
+    for size in ("1,000", "4,000"):
+        line = next(line for line in result.stdout.splitlines() if f"torch cpu eager size {size}:" in line)
+        assert float(line.partition(": slower, ")[2].split("x")[0] or 0) > 2, line
+        rows = [line.split() for line in result.stdout.splitlines()]  # the table of ratios among them
+        assert ["logsumexp", "torch", "cpu", "eager", size] in [row[:5] for row in rows if row[-1:] == ["slower"]]
+    comparison = results_of(repo)["comparison"]
+    assert len(comparison["rows"]) == 2 * 3  # sizes x (NumPy, PyTorch eager and compiled)
+    assert comparison["against"] == git(repo, "rev-parse", "HEAD~1")
+    assert any("logsumexp torch cpu eager size 1,000: slower" in change for change in comparison["changes"])

@@ -13,6 +13,7 @@ import pytest
 
 from benchmarks import report, repos
 from tests.render import ROOT
+from tests.test_generated_repo import run_in
 
 RUN = [sys.executable, "-m", "benchmarks.run"]
 
@@ -66,6 +67,26 @@ def test_dispatch(tmp_path: Path) -> None:
         "dispatch overhead, one operand (`softmax`, worst case)",
         "dispatch overhead, two operands (`cross_entropy`, worst case)",
     ]
+
+
+@pytest.mark.slow
+def test_template_benchmark_records_the_session_wall_time(tmp_path: Path) -> None:
+    output = tmp_path / "results"
+    command = [sys.executable, "-m", "benchmarks.run", "--output", str(output)]
+    options = ["--sections", "bench", "--combinations", "single", "--bench-repeat", "0"]
+    run_in(ROOT, *command, *options)
+    results = json.loads(output.with_suffix(".json").read_text(encoding="utf-8"))
+    run = results["bench"]["single"]
+    assert run["functions"] == ["cross_entropy", "log_softmax", "softmax"]
+    assert run["rows"] == (3 + 4 + 3) * 4  # NumPy, PyTorch eager and compiled (+ numpy_shared) x sizes
+    assert 0 < run["timing_seconds"] < run["cold_seconds"]
+    assert run["warm_seconds"] is None
+    (target,) = results["targets"]
+    assert target["name"].startswith("`nox -s bench`, quick profile")
+    assert target["measured"] == run["cold_seconds"]
+    report = output.with_suffix(".md").read_text(encoding="utf-8")
+    assert "| single | cross_entropy, log_softmax, softmax | 40 |" in report
+    assert f"Target: {target['name']}: {target['verdict']}." in report
 
 
 def test_unknown_section_is_refused() -> None:

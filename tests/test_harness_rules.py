@@ -1,7 +1,8 @@
 """The harness's rules for ill-conditioned problems, exact cancellations, kinks that meet, poles and
-tests that compare nothing (`help(parity)` states them), on
-algorithms of the kinds that raised false alarms: tests/harness_cases.py and
-tests/harness_cases_special.py, written into a generated repo and run there with ``pytest -v``.
+tests that compare nothing (`help(parity)` states them), on algorithms of the kinds that raised
+false alarms: tests/harness_cases.py and its neighbours (harness_cases_gradients.py,
+harness_cases_special.py, harness_cases_domains.py), written into a generated repo and run there
+with ``pytest -v``.
 Correct code passes and says how many calls it compared; planted bugs fail with a comparison; a
 test that compared nothing fails and says why; a dtype that cannot hold the problem skips with
 that reason.
@@ -24,7 +25,9 @@ from tests.render import Combination, Render
 #: Each file of cases, by the name it gets in the generated repo.
 CASES = {
     "test_harness_cases.py": Path(__file__).with_name("harness_cases.py"),
+    "test_harness_gradient_cases.py": Path(__file__).with_name("harness_cases_gradients.py"),
     "test_harness_special_cases.py": Path(__file__).with_name("harness_cases_special.py"),
+    "test_harness_domain_cases.py": Path(__file__).with_name("harness_cases_domains.py"),
 }
 #: Nothing cached between runs: the repo is a fresh copy, without an example database.
 OPTIONS = ["-p", "no:cacheprovider"]

@@ -1,17 +1,24 @@
 """Test code stays readable, and the tooling stays out of the way: no module of the template's
-tests, of a generated repo's tests or of the parity harness is longer than 600 lines; the
-harness's modules share no private name; the generated repo's tooling does not grow unseen, and
+tests or of a generated repo's tests is longer than 300 lines, no module of the parity harness
+longer than 600; the harness's modules share no private name; the generated repo's tooling does not grow unseen, and
 a generated repo holds research: its algorithms, their tests, its examples and configuration."""
 
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 from tests.render import ROOT, Combination, Render
 
-# One idea per module, however long it takes (the harness's room: rounding, its emulations and
-# its runs): a cap low enough to split an idea across modules costs more to read than it saves.
-MAX_LINES = 600
+# A test module holds one idea (a behaviour, or the cases of one rule), read at one sitting by
+# whoever's test failed: 300 lines. One that grows past it has gathered a second idea; split it
+# there, into a module whose name says that idea, never mid-idea into modules that reach into
+# each other's helpers.
+TEST_MODULE_LINES = 300
+# The harness's modules hold one idea each, however long it takes (the room: rounding, its
+# emulations and its runs): a cap low enough to split one across modules costs more to read than
+# it saves.
+HARNESS_MODULE_LINES = 600
 
 TEMPLATE = ROOT / "template"
 HARNESS = ROOT / "packages" / "parity" / "src" / "parity"
@@ -28,19 +35,27 @@ TOOLING = [
 ]
 #: Their lines at the last count (docs/measurements.md has the history and its reasons). Raise it
 #: only with a reason written there: a researcher reads around these lines to find their own.
-TOOLING_LINES = 1054
+TOOLING_LINES = 1105
 #: The most lines of Python a repo rendered with the most options (split layout, JAX) may hold,
 #: tests included (issue 47: 8,051 when the harness and the tools were copied into it).
 REPO_LINES = 2000
 
 
-def test_no_test_module_is_longer_than_600_lines() -> None:
-    modules = [*(ROOT / "tests").rglob("*.py"), *(TEMPLATE / "tests").rglob("*.py"), *HARNESS.glob("*.py")]
-    lengths = {
-        path.relative_to(ROOT).as_posix(): len(path.read_text(encoding="utf-8").splitlines()) for path in modules
-    }
-    assert len(lengths) > 50  # the three folders were found
-    assert {name: count for name, count in lengths.items() if count > MAX_LINES} == {}
+def _lengths(modules: list[Path]) -> dict[str, int]:
+    return {path.relative_to(ROOT).as_posix(): len(path.read_text(encoding="utf-8").splitlines()) for path in modules}
+
+
+def test_no_test_module_is_longer_than_300_lines() -> None:
+    lengths = _lengths([*(ROOT / "tests").rglob("*.py"), *(TEMPLATE / "tests").rglob("*.py")])
+    assert len(lengths) > 50  # both folders were found
+    assert "template/tests/test_softmax.py" in lengths
+    assert {name: count for name, count in lengths.items() if count > TEST_MODULE_LINES} == {}
+
+
+def test_no_harness_module_is_longer_than_600_lines() -> None:
+    lengths = _lengths(list(HARNESS.glob("*.py")))
+    assert "packages/parity/src/parity/room.py" in lengths
+    assert {name: count for name, count in lengths.items() if count > HARNESS_MODULE_LINES} == {}
 
 
 def test_the_harness_modules_import_no_private_name_from_each_other() -> None:

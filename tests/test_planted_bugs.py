@@ -6,7 +6,8 @@ catch it. Without a bug the same files pass. Bugs in the PyTorch and NumPy code 
 single-layout repo with Triton and in a split-layout repo with JAX; JAX bugs in the latter, Triton
 kernels' bugs in the former (the kernels run in Triton's interpreter). The algorithms are
 the worked examples and algorithms scaffolded with `parity new` then written (see
-scaffolded.py): a user's own algorithm is tested as strongly as the examples.
+scaffolded.py; their bugs: scaffolded_bugs.py): a user's own algorithm is tested as strongly as
+the examples.
 
 The bugs run in rounds, one bug per algorithm each (tests/planted.py): 18 pytest processes for 51
 bugs, each importing torch and JAX once. The four in the second style (one shared Array API
@@ -25,9 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.planted import ARRAY_API_BUGS, Bug, Round, rounds, run_round
+from tests.planted import Bug, Round, rounds, run_round
 from tests.render import Combination, Render
 from tests.scaffolded import COMMANDS, implement, scaffold
+from tests.scaffolded_bugs import ARRAY_API_BUGS, SCAFFOLDED_BUGS, SCAFFOLDED_JAX_BUGS
 
 SINGLE = Combination("single", jax=False, triton=True)
 SPLIT_JAX = Combination("split", jax=True)
@@ -174,91 +176,6 @@ JAX_BUGS = [
         "jax",
         "return -jnp.mean(picked)",
         "return -jnp.mean(picked).astype(jnp.float32)",
-        caught_by="test_matches_reference",
-    ),
-]
-# In scaffolded algorithms: a parameter, the stabilisation, a later operand's gradient.
-SCAFFOLDED_BUGS = [
-    Bug(
-        "scaffolded-ignored-parameter",  # scale taken as 1/sqrt(d) whatever the caller passes
-        "attention",
-        "pytorch",
-        "scores = q @ k.transpose(-1, -2) * (d**-0.5 if scale is None else scale)",
-        "scores = q @ k.transpose(-1, -2) * d**-0.5",
-        caught_by="test_matches_reference",
-    ),
-    Bug(
-        "scaffolded-ignored-axis",
-        "logsumexp",
-        "pytorch",
-        "(x - m).exp().sum(dim=axis, keepdim=True)",
-        "(x - m).exp().sum(dim=-1, keepdim=True)",
-        caught_by="test_matches_reference",
-    ),
-    Bug(
-        "scaffolded-missing-stabilisation",
-        "attention",
-        "pytorch",
-        "scores = scores - scores.amax(dim=-1, keepdim=True)",
-        "scores = scores",
-        caught_by="test_matches_reference",
-    ),
-    Bug(
-        "scaffolded-detached-operand",  # v's gradient cut: right values, q and k still learn
-        "attention",
-        "pytorch",
-        "return weights / weights.sum(dim=-1, keepdim=True) @ v",
-        "return weights / weights.sum(dim=-1, keepdim=True) @ v.detach()",
-        caught_by="test_gradient_matches_reference",
-    ),
-    Bug(
-        "scaffolded-silent-downcast",
-        "attention",
-        "pytorch",
-        "weights = scores.exp()",
-        "weights = scores.float().exp()",
-        caught_by="test_matches_reference",
-    ),
-]
-SCAFFOLDED_JAX_BUGS = [
-    Bug(
-        "scaffolded-jax-ignored-parameter",
-        "attention",
-        "jax",
-        "scores = q @ jnp.swapaxes(k, -1, -2) * (d**-0.5 if scale is None else scale)",
-        "scores = q @ jnp.swapaxes(k, -1, -2) * d**-0.5",
-        caught_by="test_matches_reference",
-    ),
-    Bug(
-        "scaffolded-jax-ignored-axis",
-        "logsumexp",
-        "jax",
-        "jnp.sum(jnp.exp(x - m), axis=axis, keepdims=True)",
-        "jnp.sum(jnp.exp(x - m), axis=-1, keepdims=True)",
-        caught_by="test_matches_reference",
-    ),
-    Bug(
-        "scaffolded-jax-missing-stabilisation",
-        "attention",
-        "jax",
-        "scores = scores - jnp.max(scores, axis=-1, keepdims=True)",
-        "scores = scores",
-        caught_by="test_matches_reference",
-    ),
-    Bug(
-        "scaffolded-jax-detached-operand",
-        "attention",
-        "jax",
-        "return weights / jnp.sum(weights, axis=-1, keepdims=True) @ v",
-        "import jax\n\n    return weights / jnp.sum(weights, axis=-1, keepdims=True) @ jax.lax.stop_gradient(v)",
-        caught_by="test_gradient_matches_reference",
-    ),
-    Bug(
-        "scaffolded-jax-silent-downcast",
-        "attention",
-        "jax",
-        "weights = jnp.exp(scores)",
-        "weights = jnp.exp(scores).astype(jnp.float32)",
         caught_by="test_matches_reference",
     ),
 ]
