@@ -36,10 +36,11 @@ choose. The implementations are stubs that raise the package's
 you write them: the NumPy reference first, from the paper, then the ports that the parity tests
 compare with it.
 
-The files come from the pieces in scripts/skeleton/, with the signature filled in, put together
-as this repo's layout and backends want them (read from .copier-answers.yml), then formatted with
-the repo's ruff where it is installed. Standard library only; nothing is overwritten, and nothing
-is written when an argument is refused.
+The files come from the pieces in skeleton/ (beside this module), with the signature filled in,
+put together as this repo's layout and backends want them (read from .copier-answers.yml), then
+formatted with the repo's ruff where it is installed. Every docstring is a raw string (r-prefixed),
+so LaTeX under ``.. math::`` keeps its backslashes. Standard library only; nothing is
+overwritten, and nothing is written when an argument is refused.
 """
 
 from __future__ import annotations
@@ -430,7 +431,7 @@ class Repo:
 
 
 def skeleton(piece: str, /, **fields: str) -> str:
-    """The `piece` of scripts/skeleton/, with `fields` filled in."""
+    """The `piece` of skeleton/ (beside this module), with `fields` filled in."""
     return Template((SKELETON / piece).read_text(encoding="utf-8")).substitute(fields)
 
 
