@@ -1,5 +1,7 @@
-"""The harness's rules on algorithms of kinds the worked examples lack (issue 36): written into a
-generated repo as tests/test_harness_cases.py and run there by tests/test_harness_rules.py.
+"""The harness's rules on algorithms of kinds the worked examples lack (ill-conditioned linear
+algebra, an exact cancellation, inputs the reference refuses, an operation without a meta kernel):
+written into a generated repo as tests/test_harness_cases.py and run there by
+tests/test_harness_rules.py.
 
 Each algorithm is written as a researcher writes it (the NumPy reference, the PyTorch port, the
 JAX port where the case needs one), on the inputs where the harness once raised a false alarm.

@@ -1,7 +1,7 @@
-"""The harness's rules on functions nobody here wrote (issue 46: poles, periods, signed zeros,
-0-d operands): written into a generated repo as tests/test_harness_special_cases.py beside
-tests/harness_cases.py (whose docstring says what the test names promise) and run there by
-tests/test_harness_rules.py.
+"""The harness's rules on functions nobody here wrote, as libraries ship them (poles, periods,
+signed zeros, 0-d operands): written into a generated repo as tests/test_harness_special_cases.py
+beside tests/harness_cases.py (whose docstring says what the test names promise) and run there
+by tests/test_harness_rules.py.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ import numpy as np
 import parity
 import torch
 from parity import Target
-
-# --- Functions nobody here wrote: poles, periods, signed zeros, 0-d operands (issue 46) ----------
 
 
 def reciprocal(x: Any) -> Any:

@@ -45,7 +45,8 @@ def test_a_busy_machine_is_named(scripts: dict[str, ModuleType]) -> None:
     busy = scripts["bench_report"].busy
     assert busy(load=0.3, threads=1, cpus=2) is None
     assert busy(load=1.0, threads=1, cpus=2) is None  # one CPU free for the one thread
-    # The issue's machine: 2 CPUs, others' load, 2 threads: softmax 165 times slower than on one.
+    # 2 usable CPUs, others' load and 2 threads: each thread waits for a CPU, and a time says more
+    # about the load than about the port.
     warning = busy(load=1.6, threads=2, cpus=2)
     assert warning.startswith("the machine is busy: load average 1.6 (last minute) on 2 usable CPUs")
     assert "(--threads 1 is steadier)" in warning
@@ -61,7 +62,7 @@ def test_noisy_rows_are_named(scripts: dict[str, ModuleType]) -> None:
         for name, measured in {
             "steady": row(1.0, 0.98, 1.05),  # IQR 7% of the median
             "noisy": row(1.0, 0.9, 1.25),
-            # The issue's row: 100 times too slow, but steadily so: no IQR can tell.
+            # 100 times too slow, but steadily so: no IQR can tell.
             "slow and steady": row(40e-3, 39.97e-3, 40.04e-3),
         }.items()
     }

@@ -5,8 +5,8 @@ them (docs/guide/training.md, sweeps.md), the docstrings of
 header of `scripts/slurm/train.sbatch`. Placeholders (`<job id>`, `<id>`) take the real values.
 
 In the README's order (one run, a torchrun run, the example sweep, its results), the table holds
-one setting of one sweep per row: the issue's scenario, where five runs of three kinds once made
-one row. The Slurm commands run on the two-node test cluster (tests/slurm_cluster.py).
+one setting of one sweep per row: the lone run and the torchrun run stay out of the sweep's
+rows. The Slurm commands run on the two-node test cluster (tests/slurm_cluster.py).
 """
 
 from __future__ import annotations

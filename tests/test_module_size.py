@@ -37,7 +37,7 @@ TOOLING = [
 #: only with a reason written there: a researcher reads around these lines to find their own.
 TOOLING_LINES = 1105
 #: The most lines of Python a repo rendered with the most options (split layout, JAX) may hold,
-#: tests included (issue 47: 8,051 when the harness and the tools were copied into it).
+#: tests included (8,051 when the harness and the tools were copied into it, not installed).
 REPO_LINES = 2000
 
 
