@@ -34,8 +34,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import re
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -452,7 +454,24 @@ def time_all(
     return rows, skipped, sizes_skipped
 
 
+# What torch.compile warns of for every function it traces, which the generated repos' pytest
+# settings (filterwarnings) ignore too: Dynamo tracing array-api-compat's namespace lookup, which
+# caches with lru_cache (20 warnings of 6-8 lines before the table), and a Triton port's
+# autograd.Function instantiated while traced. The bench prints its progress and its table.
+IGNORED_WARNINGS = [
+    ("Dynamo detected a call to a `functools.lru_cache`-wrapped function", UserWarning),
+    ("<class 'torch.autograd.function.Function'> should not be instantiated", DeprecationWarning),
+]
+
+
+def ignore_compile_warnings() -> None:
+    """Ignore `IGNORED_WARNINGS` in this process (the bench's)."""
+    for message, category in IGNORED_WARNINGS:
+        warnings.filterwarnings("ignore", message=re.escape(message), category=category)
+
+
 def main(argv: list[str] | None = None) -> int:
+    ignore_compile_warnings()
     parser, args = parse_args(argv)
     chosen = functions(parser, args.only)
     timed_on = targets(parser, args)
