@@ -1,7 +1,8 @@
 """Test code stays readable, and the tooling stays out of the way: no module of the template's
 tests or of a generated repo's tests is longer than 300 lines, no module of the parity harness
-longer than 600; the harness's modules share no private name; the generated repo's tooling does not grow unseen, and
-a generated repo holds research: its algorithms, their tests, its examples and configuration."""
+longer than 600; the harness's modules share no private name and import none of the tools; the
+generated repo's tooling does not grow unseen, and a generated repo holds research: its
+algorithms, their tests, its examples and configuration."""
 
 from __future__ import annotations
 
@@ -70,6 +71,24 @@ def test_the_harness_modules_import_no_private_name_from_each_other() -> None:
         if alias.name.startswith("_")
     ]
     assert crossing == []
+
+
+def test_the_harness_imports_nothing_of_the_tools() -> None:
+    # The tools (`parity new`, `bench`, ...) are commands built on the harness; the harness is
+    # what every test run loads. The arrow runs one way: the plugin loads none of the commands'
+    # code, and each side reads, and changes, without the other.
+    imports = [
+        f"{path.name}: {ast.unparse(node)}"
+        for path in sorted(HARNESS.glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if (isinstance(node, ast.Import) and any(_is_tools(alias.name) for alias in node.names))
+        or (isinstance(node, ast.ImportFrom) and node.level != 1 and _is_tools(node.module or ""))
+    ]
+    assert imports == []
+
+
+def _is_tools(module: str) -> bool:
+    return module.split(".")[0] == "parity_tools"
 
 
 def test_the_generated_tooling_does_not_grow() -> None:

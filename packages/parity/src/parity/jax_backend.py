@@ -11,9 +11,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from parity_tools.repo import repo_extras
-
 from .core import Function, Parameters
+from .repo import repo_extras
 
 
 def uses_jax() -> bool:

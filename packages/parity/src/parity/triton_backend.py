@@ -14,7 +14,7 @@ import sys
 
 import torch
 
-from parity_tools.repo import repo_extras
+from .repo import repo_extras
 
 
 def uses_triton() -> bool:
