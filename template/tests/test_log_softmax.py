@@ -40,6 +40,12 @@ def benchmark_inputs(size: int) -> Call:
     return parity.sized_operands(SPEC, size), {"axis": -1}
 
 
+def benchmark_flops(size: int) -> int:
+    """Its operations (for the roofline): max, subtract, exp, sum, subtract; a log per row."""
+    (x,), _ = benchmark_inputs(size)
+    return 5 * x.size + x.size // x.shape[-1]
+
+
 X = np.random.default_rng(0).normal(size=(2, 3))
 
 # --- The NumPy reference against the math ---------------------------------------------------

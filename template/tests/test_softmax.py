@@ -41,6 +41,12 @@ def benchmark_inputs(size: int) -> Call:
     return parity.sized_operands(SPEC, size), {"axis": -1}
 
 
+def benchmark_flops(size: int) -> int:
+    """Its operations (for the roofline): max, subtract, exp, sum, divide, per element."""
+    (x,), _ = benchmark_inputs(size)
+    return 5 * x.size
+
+
 X = np.random.default_rng(0).normal(size=(2, 3))
 #: Where softmax runs: NumPy (the reference), then its ports.
 BACKENDS = [*parity.DEFAULT{{ ', "triton"' if cookiecutter.triton }}]

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from . import figures, roofline_plot
+from .roofline import uncounted_note
 
 Row = dict[str, Any]
 COLUMNS = [
@@ -341,6 +342,8 @@ def write(results: dict[str, Any], folder: Path, comparison: list[str]) -> None:
         roofline |= {"width": roofline_size[0], "height": roofline_size[1]}
     results = {**results, "plot": stated, "roofline_plot": roofline}
     notes = [f"{name} left out: {reason}" for name, reason in results["skipped"].items()]
+    if uncounted := uncounted_note(results["rows"]):
+        notes.append(uncounted)
     if results["skipped_sizes"]:
         notes.append(
             f"Skipped for the budgets: {len(results['skipped_sizes'])} (see the table). Raise "

@@ -167,6 +167,25 @@ def bandwidth_ceiling(ladder: list[dict[str, float]], moved: float) -> float:
     return max([own, *(step["bytes_per_s"] for step in ladder if step["bytes"] > moved)])
 
 
+def uncounted(rows: list[Row]) -> list[str]:
+    """The functions of `rows` with no known operation count: not on the roofline."""
+    return sorted({row["function"] for row in rows if not row["flops"]})
+
+
+def how_to_count(functions: list[str]) -> str:
+    """How to declare the operation count of `functions`, in their test modules."""
+    where = f"tests/test_{functions[0]}.py" if len(functions) == 1 else "tests/test_<name>.py"
+    return f"Declare `def benchmark_flops(size: int) -> int` in {where}, beside benchmark_inputs"
+
+
+def uncounted_note(rows: list[Row]) -> str | None:
+    """The bench's note on the functions of `rows` with no operation count, or None."""
+    if not (missing := uncounted(rows)):
+        return None
+    listed = ", ".join(missing)
+    return f"No operation count for {listed}: not on the roofline. {how_to_count(missing)}."
+
+
 def with_roofline(row: Row, peaks: dict[str, Any]) -> Row:
     """`row` with its achieved rates, its fraction of the peak and its bound.
 

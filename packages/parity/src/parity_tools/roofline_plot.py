@@ -9,6 +9,7 @@ the copies measured).
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,19 @@ def draw_roofline(panel: Any, peak: dict[str, Any], rows: list[Row]) -> None:
     panel.set(xscale="log", yscale="log", xlim=(low, high), ylim=(lowest / 2, compute / 1e9 * 2))
     panel.set(xlabel="operations per byte", ylabel="GFLOP/s")
     panel.set(title=f"{peak['compute']['device']}: roofline of rows with known operations")
-    if not known:
-        message = "no row has a known operation count:\ndeclare benchmark_flops(size)"
-        panel.text(0.5, 0.3, message, transform=panel.transAxes, ha="center", fontsize="small")
+    if missing := roofline.uncounted(rows):
+        # At the top (in the middle where nothing is drawn): what is missing, and how to add it.
+        said = f"No operation count, not drawn: {', '.join(missing)}. "
+        lines = textwrap.wrap(said + roofline.how_to_count(missing), 52)
+        where, align = ((0.5, 0.97), "top") if known else ((0.5, 0.5), "center")
+        box = {"facecolor": "white", "alpha": 0.8, "edgecolor": "grey"}
+        text = "\n".join(lines)
+        panel.text(
+            *where,
+            text,
+            transform=panel.transAxes,
+            ha="center",
+            va=align,
+            bbox=box,
+            fontsize="small",
+        )
