@@ -27,10 +27,13 @@ CODE = ("src", "tests", "scripts", "examples")
 #: package's __init__.py, which an update leaves out (41 before). The Triton port added 10: its
 #: files' includes in each layout, its import and branch, and softmax's tests' Triton targets.
 CODE_BUDGET = 67
-#: Statement lines in the whole template (73 reached): README, CITATION.cff, workflows and
-#: pyproject.toml keep their own conditions, one per chunk that differs. The Triton port added 8
-#: (its extra and its kernels' mypy settings in pyproject.toml; its files' includes).
-STATEMENT_BUDGET = 108
+#: Statement lines in the whole template: at most 100. A reader of a template file should see the
+#: generated file, not the templating: every condition, loop or include cuts into the text it is
+#: in, and each one is a branch that only a render of every combination checks. README,
+#: CITATION.cff, workflows and pyproject.toml keep one condition per chunk that differs; a page
+#: whose words differ in several places decides once, at its top (docs/guide/updating.md), and a
+#: workflow wraps its GitHub expressions in one raw block where they stand together.
+STATEMENT_BUDGET = 100
 
 
 def tag_lines(tag: re.Pattern[str] = TAG) -> dict[str, int]:
