@@ -62,11 +62,25 @@ def tool(
     return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, text=True, check=False)
 
 
+def copier_failure(command: str, stderr: str) -> str:
+    """What `command` (copier's) reported on `stderr`, without a traceback: copier lets some
+    errors escape as one, a validator's refusal under --defaults among them (its message on the
+    last line)."""
+    text = stderr.strip()
+    if "Traceback (most recent call last):" not in text:
+        return f"{command} failed: {text}"
+    last = text.splitlines()[-1]
+    kind, _, message = last.partition(": ")
+    if kind == "ValueError" and message.startswith("Validation error"):
+        return f"copier refused: {message}"
+    return f"{command} failed: {last} (run `{command}` to see copier's traceback)"
+
+
 def newer_release() -> tuple[str, str] | None:
     """The release this repo was made from and the template's newest, or None if up to date."""
     check = tool("copier", "check-update", "--output-format", "json")
     if check.returncode not in {0, 2}:  # 2: a newer release exists
-        msg = f"copier check-update failed: {check.stderr.strip()}"
+        msg = copier_failure("copier check-update", check.stderr)
         raise UpdateError(msg)
     status = json.loads(check.stdout.strip().splitlines()[-1])
     if not status["update_available"]:
@@ -160,7 +174,7 @@ def update(body_file: Path | None) -> None:
     # copier reports on stderr, so that stdout carries only the pull request's text.
     updated = tool("copier", "update", "--defaults", "--conflict", "inline", stdout=sys.stderr)
     if updated.returncode != 0:
-        msg = f"copier update failed: {updated.stderr.strip()}"
+        msg = copier_failure("copier update", updated.stderr)
         raise UpdateError(msg)
     conflicts = [name for name in candidate_files() if conflicts_in(name)]
     conflicts += list(deleted_with_edits())
