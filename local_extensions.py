@@ -10,7 +10,10 @@ cookiecutter (2.1 and later, and cruft) imports this module from the template's 
   `validator:` of copier.yml refuses: those expressions are the rules' only copy, evaluated here
   with the filters copier provides, so both engines accept and refuse the same answers;
 - the functions `answers_file` and `next_steps`, and the filter `hex`, which cookiecutter
-  evaluates while it renders hooks/post_gen_project.py: the texts that hook writes and prints.
+  evaluates while it renders hooks/post_gen_project.py: the texts that hook writes and prints;
+- the functions `template_source` and `template_commit`: where the template is and its commit,
+  which copier knows of itself, for the harness's requirement (templates/parity-requirement.jinja);
+  and `pythons_from`, the supported Pythons from the oldest chosen one on.
 
 Done here rather than in hook processes, it saves two Python start-ups that import Jinja and
 PyYAML (0.08-0.12 s each; docs/measurements.md, "Rendering in cookiecutter's process").
@@ -160,18 +163,32 @@ def check_answers(context: dict[str, Any]) -> str:
     return ""
 
 
-def template_version() -> str | None:
-    """`git describe --tags --always` of the template; None without git or outside a checkout."""
+def pythons_from(oldest: str) -> str:
+    """The supported Pythons from `oldest` on (CI's matrix, the classifiers), from the one list of
+    cookiecutter.json's `python_version` choices (copier.yml's equal it: tests/test_questions.py)."""
+    supported: list[str] = json.loads((TEMPLATE_REPO / "cookiecutter.json").read_text(encoding="utf-8"))[
+        "python_version"
+    ]
+    return " ".join(supported[supported.index(oldest) :])
+
+
+def template_git(*args: str) -> str | None:
+    """What `git <args>` prints in the template's checkout; None without git or outside one."""
     try:
-        result = subprocess.run(
-            ["git", "-C", str(TEMPLATE_REPO), "describe", "--tags", "--always"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        result = subprocess.run(["git", "-C", str(TEMPLATE_REPO), *args], capture_output=True, text=True, check=False)
     except FileNotFoundError:  # git is not installed
         return None
     return result.stdout.strip() if result.returncode == 0 else None
+
+
+def template_version() -> str | None:
+    """`git describe --tags --always` of the template, as copier records it in `_commit`."""
+    return template_git("describe", "--tags", "--always")
+
+
+def template_commit() -> str | None:
+    """The template's full commit hash, as copier gives it (`_copier_conf.vcs_ref_hash`)."""
+    return template_git("rev-parse", "HEAD")
 
 
 def source_path(template: str) -> str:
@@ -223,4 +240,7 @@ class TemplateExtension(Extension):
     def __init__(self, environment: Environment) -> None:
         super().__init__(environment)
         environment.globals.update(check_answers=check_answers, answers_file=answers_file, next_steps=next_steps)
+        # The harness's requirement (templates/parity-requirement.jinja): copier's source and commit.
+        environment.globals.update(template_source=source_path, template_commit=template_commit)
+        environment.globals["pythons_from"] = pythons_from
         environment.filters["hex"] = lambda text: text.encode("utf-8").hex()

@@ -134,22 +134,30 @@ def install_torch(session: nox.Session) -> None:
 
 
 def parity_wheelhouse(session: nox.Session) -> Path:
-    """Build the parity harness's wheel from this tree into the session's environment folder, where
-    the generated repos' installs find it (they pin the release that this tree is); return the
-    wheel. Not in `workdir`: nox's tmp folder would become TMPDIR, inside this checkout, and the
-    tests need theirs outside any repository."""
+    """Build the parity harness's wheel from this tree into the session's environment folder;
+    return the wheel. Not in `workdir`: nox's tmp folder would become TMPDIR, inside this checkout,
+    and the tests need theirs outside any repository."""
     folder = Path(getattr(session.virtualenv, "location", None) or ROOT / ".nox").resolve() / "wheelhouse"
     shutil.rmtree(folder, ignore_errors=True)
     wheel: Path = WHEELHOUSE.build(folder)
-    session.env.update(WHEELHOUSE.find_links(folder))
     return wheel
 
 
 def install_test_requirements(session: nox.Session) -> None:
-    """torch, then the test group and the parity harness as a generated repo's suite gets it: its
-    wheel, built from this tree and installed from a local folder."""
+    """torch, then the test group and the parity harness, its wheel built from this tree; the
+    tests find that wheel's folder in PIP_FIND_LINKS (tests/conftest.py)."""
     install_torch(session)
-    session.install(*nox.project.dependency_groups(PYPROJECT, "test"), str(parity_wheelhouse(session)))
+    wheel = parity_wheelhouse(session)
+    session.env.update(WHEELHOUSE.find_links(wheel.parent))
+    session.install(*nox.project.dependency_groups(PYPROJECT, "test"), str(wheel))
+
+
+def offline_wheels(session: nox.Session, project: Path) -> None:
+    """Put the harness's wheel from this tree in the generated repo's wheels/, as a machine without
+    internet access has it (its README, "Offline"): its noxfile installs it from there by itself,
+    instead of the template's commit its pyproject.toml pins."""
+    (project / "wheels").mkdir()
+    shutil.copy2(parity_wheelhouse(session), project / "wheels")
 
 
 def workdir(session: nox.Session) -> Path:
@@ -249,7 +257,7 @@ def generated(session: nox.Session, layout: str, jax: bool) -> None:
     type check and the tests in single."""
     session.install(requirement("test", "cookiecutter"))
     project = render(session, layout, jax, workdir(session) / "render")
-    parity_wheelhouse(session)
+    offline_wheels(session, project)
     # Where torch comes from pip's configuration, the generated repo installs with pip: uv ignores it.
     index_url = torch_index_url(session)
     session.env["TORCH_INDEX_URL"] = index_url
@@ -290,7 +298,7 @@ def generated_cuda(session: nox.Session, layout: str, jax: bool) -> None:
         session.skip(f"{reason}. Set REQUIRE_GPU=1 (or pass `-- --require-gpu`) to fail instead")
     session.install(requirement("test", "cookiecutter"))
     project = render(session, layout, jax, workdir(session) / "render")
-    parity_wheelhouse(session)
+    offline_wheels(session, project)
     session.env["REQUIRE_GPU"] = "1"  # found above: the generated session must not skip
     pytest_args = [arg for arg in session.posargs if arg != "--require-gpu"]
     run_generated(session, project, "-s", "tests_cuda", "--", *pytest_args, backend=session.venv_backend)

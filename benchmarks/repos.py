@@ -150,8 +150,9 @@ def cold_start(template: Path, workdir: Path, combination: Combination) -> ColdS
     index_url = torch_index_url()
     torch: Command = [python, *PIP_INSTALL, torch_requirement(), *(["--index-url", index_url] if index_url else [])]
     phases[f"install {torch_requirement()}"], _ = timed(torch)
-    install: Command = [python, *PIP_INSTALL, "--group", "test", "--editable", project(repo, combination)]
-    phases["install the repo (`--group test -e .`)"], _ = timed(install, cwd=repo)
+    groups = ["--group", "test", "--group", "parity"]  # the harness from the template's commit
+    install: Command = [python, *PIP_INSTALL, *groups, "--editable", project(repo, combination)]
+    phases["install the repo (`--group test --group parity -e .`)"], _ = timed(install, cwd=repo)
     seconds, result = timed([python, *PYTEST], cwd=repo, check=False)
     phases["run its tests (pytest)"] = seconds
     return ColdStart(phases, python, repo, pip, pytest_outcome(result.returncode, result.stdout))

@@ -47,8 +47,16 @@ DISTRIBUTION = PYPROJECT["project"]["name"]
 EXTRAS = ",".join(PYPROJECT["project"].get("optional-dependencies", {}))
 PROJECT = f".[{EXTRAS}]" if EXTRAS else "."
 
-TEST_REQUIREMENTS = nox.project.dependency_groups(PYPROJECT, "test")
-BENCH_REQUIREMENTS = nox.project.dependency_groups(PYPROJECT, "bench")
+# A machine without internet access installs from the wheels in wheels/ (README, "Offline"): every
+# session adds that folder to pip's own find-links, and takes the parity harness's wheel from it
+# instead of the template's repository (the `parity` group), which it could not reach.
+WHEELS = Path("wheels").resolve()
+FIND_LINKS = ["--find-links", str(WHEELS)] if WHEELS.is_dir() else []
+HARNESS_WHEELS = [str(wheel) for wheel in sorted(WHEELS.glob("parity-*.whl"))[-1:]]
+HARNESS = HARNESS_WHEELS or nox.project.dependency_groups(PYPROJECT, "parity")
+
+TEST_REQUIREMENTS = [*HARNESS, *nox.project.dependency_groups(PYPROJECT, "test")]
+BENCH_REQUIREMENTS = [*HARNESS, *nox.project.dependency_groups(PYPROJECT, "bench")]
 DOCS_REQUIREMENTS = nox.project.dependency_groups(PYPROJECT, "docs")
 
 # torch is installed first, on its own and pinned, from an index the environment can change.
@@ -101,8 +109,10 @@ def install(session: nox.Session, torch_index_url: str, *requirements: str) -> N
     if not index:
         why = "set empty" if resolves(TORCH_INDEX_HOST) else f"{TORCH_INDEX_HOST} does not resolve"
         session.log(f"torch from pip's own index and configuration ({why})")
-    session.install(f"torch=={TORCH_VERSION}", *index)
-    session.install(PROJECT, *requirements, *reinstall_project(session))
+    if HARNESS_WHEELS:
+        session.log(f"the parity harness from {HARNESS_WHEELS[0]}")
+    session.install(f"torch=={TORCH_VERSION}", *index, *FIND_LINKS)
+    session.install(PROJECT, *requirements, *reinstall_project(session), *FIND_LINKS)
 
 
 def reinstall_project(session: nox.Session) -> list[str]:
@@ -171,7 +181,7 @@ def lint(session: nox.Session) -> None:
     """Refuse unresolved conflicts, then check style with ruff: lint rules and formatting (nothing
     is rewritten)."""
     # The tools alone (`--no-deps`: no torch) list them and say how to resolve them.
-    session.install("--no-deps", dev_tool("parity"))
+    session.install("--no-deps", *HARNESS)
     session.run("parity", "conflicts")
     session.install(dev_tool("ruff"))
     session.run("ruff", "check", *session.posargs)
@@ -185,11 +195,12 @@ def typecheck(session: nox.Session) -> None:
     session.run("mypy", *session.posargs)
 
 
-@nox.session(default=False)
+@nox.session(default=False, reuse_venv=True)
 def docs(session: nox.Session) -> None:
     """Build the docs site into docs/_build/html (open its index.html), warnings as errors: the
-    guide, and each algorithm's page from its docstrings, with the math. No network needed."""
-    install(session, TORCH_INDEX_URL, *DOCS_REQUIREMENTS)  # the pages import the package
+    guide, and each algorithm's page from its docstrings, with the math. No network needed; the
+    environment is kept between runs, as for `tests`: only what changed is installed again."""
+    install_when_changed(session, TORCH_INDEX_URL, *DOCS_REQUIREMENTS)  # the pages import it
     session.run("sphinx-build", "-M", "html", "docs", "docs/_build", "-W", "--keep-going")
 
 
@@ -275,7 +286,7 @@ def results(session: nox.Session) -> None:
     Options after `--`, e.g. `-- --sweep runs/sweeps/<id>.json` or `-- --each` (every sweep).
     """
     # No torch needed: the tools without their dependencies, and the tables' and plots' libraries.
-    session.install("--no-deps", dev_tool("parity"))
+    session.install("--no-deps", *HARNESS)
     session.install(*nox.project.dependency_groups(PYPROJECT, "results"))
     session.run("parity", "results", *session.posargs)
 
@@ -285,7 +296,7 @@ def template_update(session: nox.Session) -> None:
     """Bring the template's newest release into a new branch: commit, lint every file, and print
     the pull request's title and body (nothing is pushed, merged, or resolved)."""
     session.install(dev_tool("copier"), dev_tool("ruff"))
-    session.install("--no-deps", dev_tool("parity"))  # the tools, without torch
+    session.install("--no-deps", *HARNESS)  # the tools, without torch
     body = Path(session.create_tmp(), "pull-request.md").resolve()
     # stderr apart: stdout carries only the pull request's text.
     session.run("parity", "update", "--body-file", str(body), stderr=None)

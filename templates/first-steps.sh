@@ -4,5 +4,6 @@ source .venv/bin/activate
 python -m pip install --upgrade pip
 # torch alone, the CPU build; where PyTorch's index is unreachable, one quick try, then pip's own configuration (a cluster's mirror)
 pip install torch --index-url https://download.pytorch.org/whl/cpu --retries 0 --timeout 10 || pip install "torch==2.13.0"
-pip install --group dev -e "{{ cookiecutter.__install_target }}"
+# the package, its tools (the dev group) and the parity harness, from the template's repository
+pip install --group dev --group parity -e "{{ cookiecutter.__install_target }}"
 pre-commit install  # run the checks in .pre-commit-config.yaml on every commit

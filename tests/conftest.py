@@ -26,7 +26,7 @@ from tests.render import (
 )
 from tests.slurm_cluster import Cluster, two_node_cluster, why_no_cluster
 from tests.updating import CONFLICTING_EDITS, CONVENTION_CHANGES, ENGINES, drop_softmax, work_on
-from tests.wheelhouse import build, find_links, given
+from tests.wheelhouse import build, given
 
 
 @pytest.fixture(autouse=True)
@@ -51,13 +51,6 @@ def parity_wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("wheelhouse")
     build(folder)
     return folder
-
-
-@pytest.fixture
-def finds_parity(parity_wheelhouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """pip and uv, in this test's processes, find the parity that generated repos pin."""
-    for name, value in find_links(parity_wheelhouse).items():
-        monkeypatch.setenv(name, value)
 
 
 @pytest.fixture(scope="session")

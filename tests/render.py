@@ -184,6 +184,18 @@ def read_pyproject(repo: Path) -> dict[str, Any]:
     return tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))
 
 
+def harness_requirement(repo: Path) -> str:
+    """The parity harness as `repo` requires it: the one entry of its `parity` dependency group."""
+    (entry,) = read_pyproject(repo)["dependency-groups"]["parity"]
+    return str(entry)
+
+
+def harness_pin(template: Path, ref: str = "HEAD") -> str:
+    """What a repo rendered from the local `template` at `ref` requires: the harness's folder in
+    that repository, at the commit's full hash."""
+    return f"parity @ git+file://{template}@{git(template, 'rev-parse', ref)}#subdirectory=packages/parity"
+
+
 def workflow_files(repo: Path) -> list[Path]:
     workflows = repo / ".github" / "workflows"
     return sorted([*workflows.glob("*.yml"), *workflows.glob("*.yaml")])

@@ -129,7 +129,6 @@ def test_import_does_not_import_jax(rendered: Render, combination: Combination, 
     assert exports == f"{sorted(ALGORITHMS)} {[True] * len(ALGORITHMS)}"
 
 
-@pytest.mark.usefixtures("finds_parity")
 @pytest.mark.slow
 def test_nox_tests_session_reinstalls_only_what_changed(rendered: Render, tmp_path: Path) -> None:
     # The inner loop: run the tests, run them again, edit a port, run them again. TORCH_INDEX_URL

@@ -2,8 +2,10 @@
 from the folder as rendered: the steps make it a git repository with a first commit.
 
 A fresh venv has the pip its Python bundles (pip 23 with Python 3.11), too old for `--group`: the
-steps must upgrade it first. Torch comes from this machine's pip configuration (the torch step's
-own fallback, pinned to the generated noxfile's version), never from PyTorch's index. With the
+steps must upgrade it first. Nothing is prepared: the parity harness comes as the README says, from
+the template's git repository at the commit the repo was rendered from (here a local clone).
+Torch comes from this machine's pip configuration (the torch step's own fallback, pinned to the
+generated noxfile's version), never from PyTorch's index. With the
 network cut, the torch step as written tries PyTorch's index once, quickly, then that fallback.
 """
 
@@ -59,7 +61,6 @@ def local_torch(python: str, version: str) -> str | None:
     return None if url.startswith("file:") else f"pip would download torch for {python} from {url} (GBs)"
 
 
-@pytest.mark.usefixtures("finds_parity")
 @pytest.mark.parametrize("version", COOKIECUTTER_JSON["python_version"])
 def test_install_steps_work_as_written(rendered: Render, tmp_path: Path, version: str) -> None:
     python = f"python{version}"

@@ -16,8 +16,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.render import BIN, COMBINATIONS, Combination, Render, commit_all, generate, git, run, snapshot_template
-from tests.test_parity_package import VERSION as PARITY_VERSION
+from tests.render import (
+    BIN,
+    COMBINATIONS,
+    Combination,
+    Render,
+    commit_all,
+    generate,
+    git,
+    harness_pin,
+    harness_requirement,
+    run,
+    snapshot_template,
+)
 from tests.test_pre_commit import offline_prefix
 from tests.updating import (
     CONFLICTING_EDITS,
@@ -32,18 +43,21 @@ from tests.updating import (
 # The conflict check as the README and CI run it: plain Python, imports nothing of the repo.
 CONFLICT_CHECK = "parity conflicts"
 # CI's step before it: the tools alone (no torch), at the version pyproject.toml pins, read as text.
-INSTALL_TOOLS = "python -m pip install --no-deps \"$(grep -o -m 1 'parity==[0-9.]*' pyproject.toml)\""
+INSTALL_TOOLS = 'python -m pip install --no-deps "$(grep -o -m 1 \'parity @ git+[^"]*\' pyproject.toml)"'
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_conventions_arrive_and_user_work_stays(v2: dict[str, Path], engine: str, combination: Combination) -> None:
+def test_conventions_arrive_and_user_work_stays(
+    v2: dict[str, Path], template_v1: Path, engine: str, combination: Combination
+) -> None:
     repo = v2[f"{engine}-{combination.id}"]
     copier_update(repo)
 
     answers = yaml.safe_load((repo / ".copier-answers.yml").read_text(encoding="utf-8"))
     assert answers["_commit"] == "v2.0.0"
+    assert harness_requirement(repo) == harness_pin(template_v1, "v2.0.0"), "the harness stayed at v1.0.0"
     missing = [change.path for change in CONVENTION_CHANGES if not change.applied(repo)]
     assert not missing, f"conventions that did not arrive: {missing}"
     lost = [change.path for change in user_changes(combination) if not change.applied(repo)]
@@ -66,7 +80,9 @@ def test_a_deleted_worked_example_stays_deleted(v2: dict[str, Path], combination
     assert not conflicted_files(repo)
 
 
-def test_conflicts_are_reported_by_name_without_loading_the_files(v2: dict[str, Path], rendered: Render) -> None:
+def test_conflicts_are_reported_by_name_without_loading_the_files(
+    v2: dict[str, Path], template_v1: Path, rendered: Render
+) -> None:
     """A real conflict in noxfile.py, pyproject.toml, the pre-commit config, a test helper and the
     CI workflow: the check that reads them as text names each one, run as the README says, as CI
     runs it (before nox, which cannot load such a noxfile.py) and as pre-commit runs it, offline."""
@@ -87,7 +103,7 @@ def test_conflicts_are_reported_by_name_without_loading_the_files(v2: dict[str, 
     pin = subprocess.run(
         ["bash", "-c", "echo " + INSTALL_TOOLS.partition("--no-deps ")[2]], cwd=repo, capture_output=True
     )
-    assert pin.stdout.decode().strip() == f"parity=={PARITY_VERSION}"
+    assert pin.stdout.decode().strip() in {harness_pin(template_v1, "v1.0.0"), harness_pin(template_v1, "v2.0.0")}
     found = subprocess.run(
         [sys.executable, "-I", "-m", "parity_tools", "conflicts"], cwd=repo, capture_output=True, text=True, check=False
     )
