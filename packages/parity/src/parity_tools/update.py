@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,9 @@ from typing import IO
 from .conflicts import candidate_files, conflicts_in, deleted_with_edits
 
 ANSWERS_FILE = Path(".copier-answers.yml")
+# How copier (through dunamai) names a template's commit that no tag marks: the last release (0.0.0
+# where none), the commits since, and the commit's short hash (after a "g" in git's describe).
+UNTAGGED = re.compile(r"(?P<base>\d+(?:\.\d+)*)\.post(?P<after>\d+)\.dev0\+g?(?P<commit>[0-9a-f]+)")
 # Each linter over the whole repo, reporting only: the update's own changes stay reviewable.
 LINTERS = {
     "ruff check": ["ruff", "check", "--no-fix", "--output-format", "concise"],
@@ -62,6 +66,23 @@ def tool(
     return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, text=True, check=False)
 
 
+def version_words(version: str) -> str:
+    """A template version as copier reports it, in words: a release only where a tag made it."""
+    untagged = UNTAGGED.fullmatch(version)
+    if untagged is None:
+        return f"release {version}"
+    after, base = int(untagged["after"]), untagged["base"]
+    since = "no release yet" if set(base) <= {"0", "."} else f"after release {base}"
+    if since.startswith("after"):
+        since = f"{after} commit{'s' if after != 1 else ''} {since}"
+    return f"commit {untagged['commit']}, untagged ({since})"
+
+
+def version_name(version: str) -> str:
+    """`version` as a title names it: a release by its number, a commit in words."""
+    return version if UNTAGGED.fullmatch(version) is None else version_words(version)
+
+
 def copier_failure(command: str, stderr: str) -> str:
     """What `command` (copier's) reported on `stderr`, without a traceback: copier lets some
     errors escape as one, a validator's refusal under --defaults among them (its message on the
@@ -84,7 +105,11 @@ def newer_release() -> tuple[str, str] | None:
         raise UpdateError(msg)
     status = json.loads(check.stdout.strip().splitlines()[-1])
     if not status["update_available"]:
-        log(f"Up to date: the template's newest release is {status['current_version']}.")
+        current = status["current_version"]
+        if UNTAGGED.fullmatch(current):
+            log(f"Up to date with the template: {version_words(current)}.")
+        else:
+            log(f"Up to date: the template's newest release is {current}.")
         return None
     return status["current_version"], status["latest_version"]
 
@@ -124,9 +149,9 @@ def pull_request_body(
     releases: tuple[str, str], changed: list[str], conflicts: list[str], lint: dict[str, list[str]]
 ) -> str:
     """What the update changed, every file it could not merge, and what the linters found."""
-    old, new = releases
+    moved = " to ".join(version_name(version) for version in releases)
     lines = [
-        f"`copier update` brought the template ({template_source()}) from {old} to {new};",
+        f"`copier update` brought the template ({template_source()}) from {moved};",
         "its CHANGELOG.md says what each release changed. Files this update touched:",
         "",
         *(f"- `{line[3:]}` ({change_kind(line[:2])})" for line in changed),
@@ -180,7 +205,7 @@ def update(body_file: Path | None) -> None:
     conflicts += list(deleted_with_edits())
     changed = git("status", "--porcelain", "--untracked-files=all").splitlines()
     git("add", "--all")
-    title = f"Update from the template: {releases[0]} to {releases[1]}"
+    title = f"Update from the template: {version_name(releases[0])} to {version_name(releases[1])}"
     # Markers are committed as copier left them (never resolved here); --no-verify because the
     # pre-commit hooks rightly refuse them. The lint session keeps the branch from going green.
     git("commit", "--quiet", "--no-verify", "--message", title)
