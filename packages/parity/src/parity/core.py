@@ -18,6 +18,8 @@ from hypothesis.control import currently_in_test_context
 from hypothesis.errors import Unsatisfiable
 from numpy.typing import NDArray
 
+from .summary import fewer_compared
+
 #: A public function of the package, e.g. ``softmax``.
 Function = Callable[..., Any]
 #: The operands of one call (float64 or integer NumPy arrays; targets convert them).
@@ -211,6 +213,14 @@ class tallied:
         if not TALLY.calls:
             return True  # a test of the reference alone, or of the rejection of bad inputs
         self.item.user_properties.append(("compared", TALLY.compared))
+        # Why it may have compared fewer calls than its examples (summary.fewer_compared).
+        asked = getattr(getattr(self.item, "obj", None), "_hypothesis_internal_use_settings", None)
+        for name, count in [
+            ("examples", getattr(asked, "max_examples", 0)),
+            ("refused", TALLY.refused),
+            ("excused", len(TALLY.excused)),
+        ]:
+            self.item.user_properties.append((name, count))
         if TALLY.unmeasured:
             self.item.user_properties.append(("unmeasured", dict(TALLY.unmeasured)))
         if TALLY.compared:
@@ -259,4 +269,5 @@ def teststatus(
         f"; {count} element{'s' * (count > 1)} unmeasured: {reason}"
         for reason, count in properties.get("unmeasured", {}).items()
     )
-    return "passed", ".", (f"PASSED ({compared} compared{unmeasured})", {"green": True})
+    fewer = fewer_compared(compared, properties)
+    return "passed", ".", (f"PASSED ({compared} compared{fewer}{unmeasured})", {"green": True})

@@ -40,6 +40,7 @@ import torch
 from hypothesis import HealthCheck, Phase, settings
 
 import parity
+from parity import summary
 from parity.triton_backend import interpret_without_cuda
 
 gc.freeze()
@@ -113,6 +114,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if reason is not None and target.device in required_devices(item.config):
         pytest.fail(f"{reason}, but --require-device or REQUIRE_DEVICE asks for it")
     if reason is not None:
+        item.user_properties.append((summary.DEVICE_SKIP, reason))  # summed up at the end
         pytest.skip(reason)
     spec = getattr(getattr(item, "module", None), "SPEC", None)
     if isinstance(spec, parity.Spec) and target.dtype not in spec.dtypes:
@@ -159,6 +161,22 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
 def pytest_report_teststatus(report: pytest.TestReport | pytest.CollectReport) -> object:
     """``PASSED (10 compared)`` under ``pytest -v``: how many calls compared values."""
     return parity.teststatus(report)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)  # around the terminal's own summary
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> Generator[None]:
+    """The tests skipped for a missing device as one line per reason, after the short summary
+    (which leaves them out), and why tests were deselected."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    devices = summary.device_skips(terminalreporter)
+    terminalreporter.stats["skipped"] = [report for report in skipped if report not in devices]
+    try:
+        yield
+    finally:
+        for line in summary.device_lines(devices) + summary.deselected_lines(terminalreporter):
+            terminalreporter.write_line(line)
+        if skipped:
+            terminalreporter.stats["skipped"] = skipped  # counted in the last line
 
 
 def pytest_sessionfinish() -> None:
