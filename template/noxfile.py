@@ -47,9 +47,8 @@ DISTRIBUTION = PYPROJECT["project"]["name"]
 EXTRAS = ",".join(PYPROJECT["project"].get("optional-dependencies", {}))
 PROJECT = f".[{EXTRAS}]" if EXTRAS else "."
 
-# A machine without internet access installs from the wheels in wheels/ (README, "Offline"): every
-# session adds that folder to pip's own find-links, and takes the parity harness's wheel from it
-# instead of the template's repository (the `parity` group), which it could not reach.
+# Offline (README), sessions add wheels/ to pip's own find-links and take the parity harness's
+# wheel from there instead of the `parity` group (the template's repository).
 WHEELS = Path("wheels").resolve()
 FIND_LINKS = ["--find-links", str(WHEELS)] if WHEELS.is_dir() else []
 HARNESS_WHEELS = [str(wheel) for wheel in sorted(WHEELS.glob("parity-*.whl"))[-1:]]
@@ -57,7 +56,7 @@ HARNESS = HARNESS_WHEELS or nox.project.dependency_groups(PYPROJECT, "parity")
 
 TEST_REQUIREMENTS = [*HARNESS, *nox.project.dependency_groups(PYPROJECT, "test")]
 BENCH_REQUIREMENTS = [*HARNESS, *nox.project.dependency_groups(PYPROJECT, "bench")]
-DOCS_REQUIREMENTS = nox.project.dependency_groups(PYPROJECT, "docs")
+DOCS_REQUIREMENTS = [*HARNESS, *nox.project.dependency_groups(PYPROJECT, "docs")]
 
 # torch is installed first, on its own and pinned, from an index the environment can change.
 TORCH_VERSION = os.environ.get("TORCH_VERSION", "2.13.0")

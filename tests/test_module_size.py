@@ -36,10 +36,10 @@ TOOLING = [
 ]
 #: Their lines at the last count (docs/measurements.md has the history and its reasons). Raise it
 #: only with a reason written there: a researcher reads around these lines to find their own.
-TOOLING_LINES = 1105
+TOOLING_LINES = 1067
 #: The most lines of Python a repo rendered with the most options (split layout, JAX) may hold,
 #: tests included (8,051 when the harness and the tools were copied into it, not installed).
-REPO_LINES = 2000
+REPO_LINES = 2010
 
 
 def _lengths(modules: list[Path]) -> dict[str, int]:
