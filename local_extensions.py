@@ -12,8 +12,7 @@ cookiecutter (2.1 and later, and cruft) imports this module from the template's 
 - the functions `answers_file` and `next_steps`, and the filter `hex`, which cookiecutter
   evaluates while it renders hooks/post_gen_project.py: the texts that hook writes and prints;
 - the functions `template_source` and `template_commit`: where the template is and its commit,
-  which copier knows of itself, for the harness's requirement (templates/parity-requirement.jinja);
-  and `pythons_from`, the supported Pythons from the oldest chosen one on.
+  which copier knows of itself, for the harness's requirement (templates/parity-requirement.jinja).
 
 Done here rather than in hook processes, it saves two Python start-ups that import Jinja and
 PyYAML (0.08-0.12 s each; docs/measurements.md, "Rendering in cookiecutter's process").
@@ -163,15 +162,6 @@ def check_answers(context: dict[str, Any]) -> str:
     return ""
 
 
-def pythons_from(oldest: str) -> str:
-    """The supported Pythons from `oldest` on (CI's matrix, the classifiers), from the one list of
-    cookiecutter.json's `python_version` choices (copier.yml's equal it: tests/test_questions.py)."""
-    supported: list[str] = json.loads((TEMPLATE_REPO / "cookiecutter.json").read_text(encoding="utf-8"))[
-        "python_version"
-    ]
-    return " ".join(supported[supported.index(oldest) :])
-
-
 def template_git(*args: str) -> str | None:
     """What `git <args>` prints in the template's checkout; None without git or outside one."""
     try:
@@ -242,5 +232,4 @@ class TemplateExtension(Extension):
         environment.globals.update(check_answers=check_answers, answers_file=answers_file, next_steps=next_steps)
         # The harness's requirement (templates/parity-requirement.jinja): copier's source and commit.
         environment.globals.update(template_source=source_path, template_commit=template_commit)
-        environment.globals["pythons_from"] = pythons_from
         environment.filters["hex"] = lambda text: text.encode("utf-8").hex()

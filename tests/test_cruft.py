@@ -17,6 +17,8 @@ from tests.render import (
     Combination,
     commit_all,
     git,
+    harness_pin,
+    harness_requirement,
     only_child,
     render_cookiecutter,
     run,
@@ -70,6 +72,7 @@ def test_cruft_check_and_update_bring_a_new_release(tmp_path: Path) -> None:
     repo = cruft_create(template, tmp_path / "out", Combination("single", jax=False))
     commit_all(repo, "generated with cruft", init=True)
     assert cruft(repo, "check").returncode == 0
+    assert harness_requirement(repo) == harness_pin(template, "v1.0.0")
     edit(repo / "README.md", "\n## ", "\n## Results\n\nOur numbers beat the baseline.\n\n## ")
     numpy_file = repo / "src" / "my_research_project" / "softmax.py"
     edit(numpy_file, "def _softmax_numpy(", "# Checked against eq. (3) of the paper.\ndef _softmax_numpy(")
@@ -92,6 +95,7 @@ def test_cruft_check_and_update_bring_a_new_release(tmp_path: Path) -> None:
     answers = yaml.safe_load((repo / ".copier-answers.yml").read_text(encoding="utf-8"))
     assert answers["_commit"] == "v2.0.0"
     assert answers["_src_path"] == str(template)
+    assert harness_requirement(repo) == harness_pin(template, "v2.0.0"), "the harness did not move"
     commit_all(repo, "update from the template")
     assert cruft(repo, "check").returncode == 0
 
