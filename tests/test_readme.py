@@ -103,3 +103,20 @@ def test_readme_names_only_what_exists(rendered: Render, combination: Combinatio
 def test_this_repos_readme_is_short() -> None:
     words = len((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert words <= TEMPLATE_README_WORDS, f"README.md has {words} words; move history to docs/measurements.md"
+
+
+def test_what_is_inside_names_every_module(rendered: Render, combination: Combination) -> None:
+    """Each file of the package is in the table, by its path or, inside an algorithm's row, by name
+    (a repo with Triton has kernel files the table once left out)."""
+    repo = rendered("cookiecutter", combination)
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## What is inside\n", 1)[1].split("\n## ", 1)[0]
+    package = next((repo / "src").iterdir())
+    modules = [path for path in package.rglob("*.py") if path.name not in {"__init__.py", "_dispatch.py"}]
+    unnamed = sorted(
+        path.relative_to(repo).as_posix()
+        for path in modules
+        if f"`{path.relative_to(repo).as_posix()}`" not in table
+        and not (path.parent != package and f"`{path.name}`" in table)
+    )
+    assert not unnamed, f"the README's 'What is inside' does not name {unnamed}"
