@@ -50,6 +50,53 @@ def test_correct_fmod_gradient_with_a_period_narrower_than_every_step(target: Ta
     parity.assert_gradient_matches_reference(fmod, target, (x, y), wrt=[0])
 
 
+def remainder(x: Any, y: Any) -> Any:
+    """x - floor(x / y) * y, the remainder with the sign of y: a period of |y|."""
+    if isinstance(x, np.ndarray):
+        return np.asarray(np.remainder(x, y))
+    return torch.remainder(x, y)
+
+
+#: Ordinary x with a divisor far below x's spacing: each step spans countless periods, and its
+#: differences are aliasing noise (1.2e-76, 2e-294), or exactly 0 where every float near x is a
+#: multiple of the divisor (2**-126 at x = 1). The slope in x is 1.
+BELOW_THE_SPACING = (np.array([9.0, 6.0, 1.0]), np.array([1.2e-76, 2e-294, 2.0**-126]))
+
+
+@parity.over(["torch"], ["float64"])
+def test_correct_fmod_and_remainder_gradients_with_a_period_below_xs_spacing(target: Target) -> None:
+    for function in (fmod, remainder):
+        parity.assert_gradient_matches_reference(function, target, BELOW_THE_SPACING, wrt=[0])
+
+
+def fmod_twice_as_steep(x: Any, y: Any) -> Any:
+    """The bug: fmod's slope in x doubled, 2 where it is 1 (its value unchanged)."""
+    if isinstance(x, np.ndarray):
+        return fmod(x, y)
+    return torch.fmod(x, y) + (x - x.detach())
+
+
+def fmod_divisor_slope_flipped(x: Any, y: Any) -> Any:
+    """The bug: fmod's slope in y with its sign flipped, trunc(x / y) where it is -trunc(x / y)."""
+    if isinstance(x, np.ndarray):
+        return fmod(x, y)
+    quotient = torch.div(x, y, rounding_mode="trunc").detach()
+    return torch.fmod(x, y) + 2 * quotient * (y - y.detach())
+
+
+@parity.over(["torch"], ["float64"])
+def test_bug_fmod_gradient_doubled_beside_a_period_below_xs_spacing(target: Target) -> None:
+    # 9 against 1.2e-76 passes unmeasured; the ordinary elements beside it fail.
+    x, y = np.array([9.0, 0.7, -2.5]), np.array([1.2e-76, 0.3, 0.75])
+    parity.assert_gradient_matches_reference(fmod_twice_as_steep, target, (x, y))
+
+
+@parity.over(["torch"], ["float64"])
+def test_bug_fmod_divisor_gradient_with_its_sign_flipped(target: Target) -> None:
+    x, y = np.array([0.7, -2.5, 9.0]), np.array([0.3, 0.75, -1.3])
+    parity.assert_gradient_matches_reference(fmod_divisor_slope_flipped, target, (x, y), wrt=[1])
+
+
 def angle(x: Any) -> Any:
     """The argument of a real number: 0 for x >= 0, pi for x < 0."""
     if isinstance(x, np.ndarray):
@@ -117,6 +164,19 @@ def sine_less_exact(x: Any) -> Any:
 @parity.over(["torch"], ["float64"])
 def test_bug_sine_as_exact_as_a_library_says_which_tolerance_accepts_it(target: Target) -> None:
     parity.assert_matches_reference(sine_less_exact, target, (np.array([0.5, 1.0, 2.0]),))
+
+
+def swish_sigmoid_in_float32(x: Any) -> Any:
+    """The bug: swish, x * sigmoid(x), with its sigmoid computed in float32 (a .float() left in)."""
+    if isinstance(x, np.ndarray):
+        return np.asarray(x / (1 + np.exp(-x)))
+    return x * torch.sigmoid(x.float()).to(x.dtype)
+
+
+@parity.over(["torch"], ["float64"])
+def test_bug_swish_with_its_sigmoid_in_float32_is_named_a_downcast(target: Target) -> None:
+    # Off by float32's rounding (2.6e-8 relative): a tolerance that passed it would hide the bug.
+    parity.assert_matches_reference(swish_sigmoid_in_float32, target, (np.linspace(-4.0, 4.0, 9),))
 
 
 LN2 = float(np.log(2.0))

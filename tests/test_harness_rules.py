@@ -123,6 +123,24 @@ def test_a_float64_disagreement_as_small_as_a_librarys_names_the_tolerance_that_
     assert "TOLERANCES: dict[str, Tolerance] = {'float64': Tolerance(rtol=4e-09, atol=1e-12)}" in outcome.message
 
 
+def test_a_float32_error_in_a_float64_test_is_named_a_downcast_and_no_tolerance_is_proposed(run: Run) -> None:
+    (outcome,) = _named(run, "test_bug_swish_with_its_sigmoid_in_float32").values()
+    assert outcome.outcome == "failure"
+    assert "about float32's (eps 1.2e-07) rounding in a float64 test" in outcome.message, outcome.message
+    assert "Find the downcast" in outcome.message, outcome.message
+    assert "Tolerance(" not in outcome.message, outcome.message
+    assert "TOLERANCES" not in outcome.message, outcome.message
+
+
+def test_a_period_below_xs_spacing_passes_unmeasured_with_the_reason(run: Run) -> None:
+    name = "test_correct_fmod_and_remainder_gradients_with_a_period_below_xs_spacing[torch-float64-cpu]"
+    assert run.outcomes[name].outcome == "passed", run.outcomes[name].message
+    # 1 against 2**-126 is exactly 0 at every float near 1: only the new rule passes it.
+    aliased = "features finer than x's spacing (a narrow period): every finite-difference step aliases them"
+    assert f"{name} PASSED (2 compared; " in run.output, run.output[-3000:]
+    assert f"2 elements unmeasured: {aliased} (x))" in run.output, run.output[-3000:]
+
+
 def test_an_element_no_step_can_measure_passes_and_is_counted_with_the_reason(run: Run) -> None:
     name = "test_correct_tangent_gradient_beside_a_pole_inside_every_step[torch-float64-cpu]"
     assert run.outcomes[name].outcome == "passed", run.outcomes[name].message

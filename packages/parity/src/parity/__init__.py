@@ -176,7 +176,14 @@ widened on each side by ``ROOM * eps * max|g|``:
   or their gap, grow tenfold as the step shrinks a hundredfold, to the ladder's end: atan2 at
   the origin; fmod's period of 1e-40 at x = 1, narrower than x's spacing), no step measures
   anything: any `g` passes there, and the element is counted as unmeasured, with that reason
-  (``pytest -v``: ``PASSED (4 compared; 1 element unmeasured: ...)``).
+  (``pytest -v``: ``PASSED (4 compared; 1 element unmeasured: ...)``). So too for a finite `g`
+  where the function's features are finer than every step the ladder can take (``fmod(9,
+  1.2e-76)``, a period far below x's spacing: aliasing noise at every step; ``fmod(1,
+  2**-126)``, exactly 0 at every float near 1): at x, or with the other operands moved by up to
+  `NEARBY` relative, the range of the function over x + k * step (k = -2 ... 2) is above 0 at
+  every step of the ladder and shrinks by less than 1e3 from its first step to its last (a
+  slope's or a kink's range shrinks with the step, a flat function has none), in long double as
+  in float64 (rounding noise shrinks there).
 - a kink in the element itself, where those finer one-sided differences stay apart (their gap,
   less the allowed room, shrinks by less than half over a hundredfold smaller step; a smooth
   function's shrinks a hundredfold): no derivative exists there, and autodiff returns one side

@@ -63,6 +63,16 @@ def _ladder(x: float) -> list[float]:
 STRADDLED = "a pole, a jump or a period inside every finite-difference step"
 KINK = "no derivative at a kink, where the port's gradient is not finite"
 EDGE = "the end of the reference's domain, where only one side has a slope"
+ALIASED = (
+    "features finer than x's spacing (a narrow period): every finite-difference step aliases them"
+)
+#: `Differences.aliased` looks at x, then at `PROBES` - 1 points whose other operands move by a
+#: random relative amount up to `NEARBY`; a period's range of values may shrink by up to
+#: `SPREAD_LOSS` over the ladder (a slope's shrinks with the step: 1e9 over the ladder at x = 9),
+#: and by up to `SPREAD_LOSS_LONG` in long double (rounding noise shrinks 2048-fold there).
+PROBES = 3
+SPREAD_LOSS = 1e3
+SPREAD_LOSS_LONG = 16.0
 
 
 def _slopes(
@@ -233,7 +243,80 @@ class Differences:
         if not two_sided and not np.isfinite(got):  # P(1, x) at x = 0: the libraries give NaN
             self.unmeasured[index] = EDGE
             return True
-        return flat and abs(got) <= flat_room
+        if flat and abs(got) <= flat_room:
+            return True
+        if self.aliased(index, got):
+            self.unmeasured[index] = ALIASED
+            return True
+        return False
+
+    def aliased(self, index: tuple[int, ...], got: float) -> bool:
+        """Whether the function has features finer than every step of `_ladder` along element
+        `index` of x, so that no finite difference measures its slope (a period far below x's
+        spacing: ``fmod(9, 1.2e-76)``, whose differences are aliasing noise at every step), with
+        `got` finite. So it has where, at x or at a point whose other operands move by up to
+        `NEARBY` (``fmod(1, 2**-126)`` is exactly 0 at every float near 1; with a divisor moved
+        off its power of two it is not), the function's range over the five points x + k * step
+        (k = -2 ... 2) is above 0 at every step and no smaller at the ladder's end than at its
+        start, within `SPREAD_LOSS` (a slope's range, a kink's too, shrinks with the step), in
+        long double as in float64, within `SPREAD_LOSS_LONG` (rounding noise shrinks there). A
+        flat function has no range; one with a slope shows it at the ladder's first steps."""
+        if LONG is None or not np.isfinite(got):
+            return False
+        x = float(self.x[index])
+        steps = [step for step in _ladder(x) if x + step != x]
+        rng = np.random.default_rng(5)
+        others = [
+            i for i, v in enumerate(self.operands) if i != self.position and v.dtype.kind == "f"
+        ]
+        for probe in range(PROBES if others else 1):
+            operands = list(self.operands)
+            for i in others if probe else []:
+                moved = operands[i] * (1 + NEARBY * rng.uniform(-1, 1, operands[i].shape))
+                operands[i] = np.asarray(moved, dtype=operands[i].dtype)
+            wide = self._ranges(operands, np.float64, index, steps)
+            long = self._ranges(operands, LONG, index, steps) if wide else []
+            if (
+                wide
+                and long
+                and max(wide) <= SPREAD_LOSS * min(wide)
+                and SPREAD_LOSS_LONG * sum(long) >= sum(wide)
+            ):
+                return True
+        return False
+
+    def _ranges(
+        self,
+        operands: list[NDArray[Any]],
+        precision: Any,
+        index: tuple[int, ...],
+        steps: list[float],
+    ) -> list[float]:
+        """At each of `steps`, the range of ``sum(terms)`` over the five points x + k * step
+        (k = -2 ... 2) along element `index` of x, each term differenced before the sum, the
+        reference computing in `precision`: empty unless it computes in `precision` and every
+        range is finite and above 0."""
+        cast = [v.astype(precision) if v.dtype.kind == "f" else v for v in operands]
+        along = _along(self.terms, cast, self.position)
+        x = cast[self.position]
+        ranges = []
+        try:
+            base = np.asarray(along(x))
+            if base.dtype != precision:
+                return []  # the reference does not compute in `precision`
+            for step in steps:
+                values = [0.0]
+                for offset in (-2, -1, 1, 2):
+                    moved = np.array(x, copy=True)
+                    moved[index] = x[index] + offset * step
+                    values.append(np.sum(np.asarray(along(moved)) - base))
+                spread = float(np.max(values) - np.min(values))
+                if not (np.isfinite(spread) and spread > 0):
+                    return []
+                ranges.append(spread)
+        except Exception:  # noqa: BLE001 - outside the reference's domain: nothing measured
+            return []
+        return ranges
 
     def nearby(self, index: tuple[int, ...], got: float, allowed: float) -> bool:
         """Whether `got` lies, within `allowed`, between the smallest and the largest central

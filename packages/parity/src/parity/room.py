@@ -120,7 +120,42 @@ def assert_close(
         f"{float(want[worst])!r}: absolute error {error[worst]:.3g} (relative "
         f"{relative[worst]:.3g}), {excess[worst]:.3g} times the {allowed[worst]:.3g} allowed "
         f"(atol + rtol * |expected| + a rounding room of {room_there:.3g})"
-        + _library_accuracy(relative[~matches], target.dtype, tolerance)
+        + (
+            _downcast(relative[~matches], target.dtype)
+            or _library_accuracy(relative[~matches], target.dtype, tolerance)
+        )
+    )
+
+
+#: The dtypes a port may silently compute in, narrower than the one a test checks.
+NARROWER = {"float64": ("float32",), "float32": ("float16", "bfloat16")}
+#: How close to a narrower dtype's epsilon (this factor either way) an error is named its rounding.
+DOWNCAST = 16.0
+
+
+def _downcast(relative: NDArray[np.float64], dtype: str) -> str:
+    """Where the largest relative error of the elements that differ is within `DOWNCAST` of the
+    epsilon of a dtype narrower than `dtype` (float32's in a float64 test: a swish whose sigmoid
+    runs in float32 is 2.6e-8 off), the likely cause, a silent downcast, and never a tolerance:
+    one that passed it would hide the bug."""
+    finite = relative[np.isfinite(relative)]
+    if not finite.size:
+        return ""
+    worst = float(np.max(finite))
+    near = [
+        name
+        for name in NARROWER.get(dtype, ())
+        if 1 / DOWNCAST <= worst / _epsilon(name) <= DOWNCAST
+    ]
+    if not near:
+        return ""
+    rounding = " or ".join(f"{name}'s (eps {_epsilon(name):.2g})" for name in near)
+    names = " or ".join(near)
+    return (
+        f"\nThe elements that differ are off by a relative {worst:.2g} at most, about {rounding} "
+        f"rounding in a {dtype} test: the port likely computes in {names} somewhere (a .float() "
+        f"or .half(), a {names} constant or buffer, torch.get_default_dtype(), JAX without x64). "
+        "Find the downcast: a looser tolerance would hide it."
     )
 
 
