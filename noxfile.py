@@ -247,7 +247,9 @@ def tests(session: nox.Session) -> None:
     install_test_requirements(session)
     # One pytest worker per CPU, each taking whole test files (which share renders and fixtures);
     # `-- -n 0` runs in one process.
-    session.run("python", "-m", "pytest", "--numprocesses=logical", "--dist=loadfile", *session.posargs)
+    # The slowest tests at the end of the log: where the default `nox`'s minutes go (README: Figures).
+    durations = ["--durations=25", "--durations-min=20"]
+    session.run("python", "-m", "pytest", "--numprocesses=logical", "--dist=loadfile", *durations, *session.posargs)
 
 
 @nox.session
