@@ -36,11 +36,19 @@ choose. The implementations are stubs that raise the package's
 you write them: the NumPy reference first, from the paper, then the ports that the parity tests
 compare with it.
 
+In a repo with Triton (its pyproject.toml has the ``triton`` extra), ``--triton`` adds a Triton
+port, ``_<name>_triton``, to which the public function sends CUDA tensors, with its kernels (a
+skeleton of a row-wise kernel, forward and backward, and its launch) in a module of their own,
+laid out as softmax's, and "triton" to the tests' backends:
+
+    parity new rms_norm x:...d --param 'eps: float = 1e-6' --triton
+
 The files come from the pieces in skeleton/ (beside this module), with the signature filled in,
-put together as this repo's layout and backends want them (read from .copier-answers.yml), then
-formatted with the repo's ruff where it is installed. Every docstring is a raw string (r-prefixed),
-so LaTeX under ``.. math::`` keeps its backslashes. Standard library only; nothing is
-overwritten, and nothing is written when an argument is refused.
+put together as this repo's layout and backends want them (read from .copier-answers.yml, and
+Triton from pyproject.toml's extras), then formatted with the repo's ruff where it is installed.
+Every docstring is a raw string (r-prefixed), so LaTeX under ``.. math::`` keeps its
+backslashes. Standard library only; nothing is overwritten, and nothing is written when an
+argument is refused.
 """
 
 from __future__ import annotations
@@ -59,6 +67,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
+
+from parity.repo import repo_extras
 
 from .repo import repo_root
 
@@ -132,6 +142,8 @@ ANSWERS = ROOT / ".copier-answers.yml"
 # for one line of the SPEC is written in pieces, each on a line of its own.
 LINE_LENGTH = 100
 EXAMPLE = "attention q:...ld k:...sd v:...se --param 'scale: float | None = None'"
+# How a repo made without Triton switches it on (docs/guide/updating.md).
+TRITON_ON = "copier update --defaults --data triton=true"
 
 
 class Refused(ValueError):
@@ -388,10 +400,31 @@ def check_signature(
             "their own): rename one"
         )
         raise Refused(msg)
-    for path in (repo.source / f"{name}.py", repo.source / name, TESTS / f"test_{name}.py"):
+    kernels = repo.source / f"_{name}_triton_kernels.py"  # --triton's, in the single layout
+    taken = [repo.source / f"{name}.py", repo.source / name, kernels, TESTS / f"test_{name}.py"]
+    for path in taken:
         if path.exists():
             msg = f"{name!r} already exists: {path.relative_to(ROOT)}; choose another name"
             raise Refused(msg)
+
+
+def check_triton(repo: Repo, triton: bool, shared: bool) -> None:
+    """Refuse --triton in a repo without Triton as a backend, and beside --array-api."""
+    if not triton:
+        return
+    if not repo.triton:
+        msg = (
+            "--triton: this repo has no Triton backend (its pyproject.toml declares no 'triton' "
+            f"extra). Switch it on first with `{TRITON_ON}` (docs/guide/updating.md, 'Switch "
+            "Triton on later'), then run parity new again"
+        )
+        raise Refused(msg)
+    if shared:
+        msg = (
+            "--triton gives the algorithm a port of its own for CUDA tensors, beside one port "
+            "per backend: leave out --array-api (one shared implementation)"
+        )
+        raise Refused(msg)
 
 
 # --- This repo --------------------------------------------------------------------------------
@@ -404,10 +437,12 @@ class Repo:
     package: str
     layout: str  # "single" (one module per algorithm) or "split" (a folder)
     jax: bool
+    triton: bool = False  # Triton a backend: the pyproject.toml's `triton` extra
 
     @classmethod
     def read(cls, answers: Path = ANSWERS) -> Repo:
-        """The answers in `answers` (.copier-answers.yml, which every generated repo carries)."""
+        """The answers in `answers` (.copier-answers.yml, which every generated repo carries),
+        and whether Triton is a backend (the extras of its pyproject.toml)."""
         if not answers.is_file():
             msg = (
                 f"parity new: no {answers.name} in {answers.parent}: run it from the root of a "
@@ -416,7 +451,8 @@ class Repo:
             raise SystemExit(msg)
         text = answers.read_text(encoding="utf-8")
         found = dict(re.findall(r"^(\w+): ['\"]?([^'\"\n]*)['\"]?$", text, re.MULTILINE))
-        return cls(found["package_name"], found["layout"], found["jax"].lower() == "true")
+        jax = found["jax"].lower() == "true"
+        return cls(found["package_name"], found["layout"], jax, "triton" in repo_extras())
 
     @property
     def source(self) -> Path:
@@ -457,10 +493,11 @@ def public_function(
     parameters: list[Parameter],
     integers: dict[str, str],
     shared: bool,
+    triton: bool = False,
 ) -> str:
     """The public function: its overloads, signature, docstring and dispatch; with `shared`, to
     the reference or the shared implementation; `integers`: the operands of integers, with the
-    bound their values stay below."""
+    bound their values stay below; with `triton`, CUDA tensors to the Triton port."""
     with_defaults = [f"{p.name}: {p.type} = {p.default}" for p in parameters]
     overloads = []
     for backend in repo.backends:
@@ -489,10 +526,13 @@ def public_function(
     }
     if shared:
         checks = {"numpy": checks["numpy"], "array_api": ARRAY_API[1].format(", ".join(operands))}
-    branches = [
-        f"    if {check}:\n        return _{name}_{backend}({arguments})"
-        for backend, check in checks.items()
-    ]
+    branches = []
+    for backend, check in checks.items():
+        call = f"return _{name}_{backend}({arguments})"
+        if backend == "pytorch" and triton:  # as softmax: CUDA tensors to the Triton port
+            on_cuda = " and ".join(f"triton_runs({operand})" for operand in operands)
+            call = f"if {on_cuda}:\n            return _{name}_triton({arguments})\n        {call}"
+        branches.append(f"    if {check}:\n        {call}")
     keywords = ", ".join(f"{operand}={operand}" for operand in operands)
     raises = "If an operand is not an array of one of those types, if the operands come from "
     if integers:
@@ -520,10 +560,14 @@ def private_function(
     operands: list[str],
     parameters: list[Parameter],
     integers: dict[str, str],
+    **extra: str,
 ) -> str:
-    """A backend's stub (or the shared implementation's), with the full signature."""
+    """A backend's stub (or the shared implementation's), with the full signature; `extra`:
+    the fields of its skeleton beyond those (the Triton port's)."""
     if backend == "array_api":
         types = [ARRAY_API[0]] * len(operands)
+    elif backend == "triton":  # a port on PyTorch's tensors
+        types = [array_type("pytorch", operand, integers) for operand in operands]
     else:
         types = [array_type(backend, operand, integers) for operand in operands]
     arguments = signature(operands, types, [f"{p.name}: {p.type}" for p in parameters])
@@ -534,6 +578,7 @@ def private_function(
         signature=arguments,
         arguments=names,
         operands=", ".join(operands),
+        **extra,
     )
     return text.rstrip("\n")
 
@@ -584,10 +629,12 @@ def test_module(
     constraints: Constraints,
     shared: bool,
     no_gradient: str,
+    triton: bool,
 ) -> str:
     """The test module: what it draws, filled in; the tests themselves, from the skeleton; with
-    `shared`, on every Array API library (`parity.ARRAY_API`). A parameter that a bound names is
-    drawn before the operands, which depend on it; the fixed operands use its default.
+    `shared`, on every Array API library (`parity.ARRAY_API`); with `triton`, on its backends
+    and the Triton port (`BACKENDS`, as softmax's). A parameter that a bound names is drawn
+    before the operands, which depend on it; the fixed operands use its default.
     `no_gradient`: why the ports have no derivative (--no-gradient), declared in the SPEC."""
     first = next(iter(operands))
     letters = "".join(axes.removeprefix("...") for axes in operands.values())
@@ -619,6 +666,16 @@ def test_module(
     lines.append(f"    return operands, {braced(entries)}")
     needs_axis = axis is not None or ("size" in strategies and not operands[first].strip("."))
     bounds = constraints.sides.items()
+    ports = "parity.PORTS"
+    targets = "parity.ARRAY_API" if shared else ""
+    backends = ""
+    if triton:
+        ports = targets = "BACKENDS"
+        ports += "[1:]"
+        backends = (
+            "#: The backends its tests run on: NumPy (the reference), then the ports, Triton's "
+            'among them.\nBACKENDS = [*parity.DEFAULT, "triton"]\n'
+        )
     return skeleton(
         "test.py.tmpl",
         name=name,
@@ -638,9 +695,10 @@ def test_module(
         unpack=", ".join(operands) if len(operands) > 1 else f"({first},)",
         operands=", ".join(operands),
         compared="its shared implementation" if shared else "every port",
-        targets="parity.ARRAY_API" if shared else "",
-        differentiable='["torch", "jax"]' if shared else "parity.PORTS",
-        compiled='["torch"]' if shared else "parity.PORTS",  # JAX's calls run through jax.jit
+        targets=targets,
+        backends=backends,
+        differentiable='["torch", "jax"]' if shared else ports,
+        compiled='["torch"]' if shared else ports,  # JAX's calls run through jax.jit
         refused_by=", backends=parity.ARRAY_API" if shared else "",
         no_gradient=no_gradient_field(no_gradient),
     )
@@ -651,9 +709,11 @@ def imported_order(name: str) -> tuple[int, str]:
     return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
 
 
-def dispatch_imports(repo: Repo, operands: list[str], integers: dict[str, str]) -> list[str]:
+def dispatch_imports(
+    repo: Repo, operands: list[str], integers: dict[str, str], triton: bool = False
+) -> list[str]:
     """The names the public function imports from `_dispatch`, in isort's order: constants,
-    classes, functions."""
+    classes, functions; `triton_runs` for a Triton port."""
     kinds = {operand in integers for operand in operands}
     names = ["dispatch_error"]
     names += ["TORCH_FLOATS"] if False in kinds else []
@@ -661,6 +721,7 @@ def dispatch_imports(repo: Repo, operands: list[str], integers: dict[str, str]) 
     if repo.jax:
         names += ["is_jax_float"] if False in kinds else []
         names += ["is_jax_integer"] if True in kinds else []
+    names += ["triton_runs"] if triton else []
     return sorted(names, key=imported_order)
 
 
@@ -672,18 +733,30 @@ def files(
     constraints: Constraints,
     shared: bool,
     no_gradient: str = "",
+    triton: bool = False,
 ) -> dict[Path, str]:
     """The new files and their text, in this repo's layout; `operands` maps each operand's name
     to its axes; `shared`: the reference and one Array API implementation (--array-api);
-    `no_gradient`: why the ports have no derivative (--no-gradient)."""
+    `no_gradient`: why the ports have no derivative (--no-gradient); `triton`: a Triton port
+    too, and its kernels (--triton)."""
     names = list(operands)
     integers = constraints.integers
-    public = public_function(repo, name, names, parameters, integers, shared)
+    public = public_function(repo, name, names, parameters, integers, shared, triton)
     backends = ["numpy", "array_api"] if shared else repo.backends
     private = {b: private_function(name, b, names, parameters, integers) for b in backends}
+    kernels: dict[Path, str] = {}
+    if triton:  # laid out as softmax's: beside the module, or in the algorithm's folder
+        place = f"_{name}_triton_kernels.py" if repo.layout == "single" else "_triton_kernels.py"
+        folder = repo.source if repo.layout == "single" else repo.source / name
+        kernels[folder / place] = skeleton(
+            "triton_kernels.py.tmpl", name=name, package=repo.package
+        )
+        doc = kernels_doc(name, place, names[0])
+        port = private_function(name, "triton", names, parameters, integers, kernels_doc=doc)
+        private["triton"] = port
     jax = repo.jax
     fields = {"name": name, "type_imports": "    import jax\n" if jax else ""}
-    imported = dispatch_imports(repo, names, integers)
+    imported = dispatch_imports(repo, names, integers, triton)
     style = "_array_api" if shared else ""
     if repo.layout == "single":
         if not shared:  # the Array API skeletons spell their imports out
@@ -701,8 +774,30 @@ def files(
         for backend, text in private.items():
             path = repo.source / name / f"{backend}_impl.py"
             module[path] = skeleton(f"{backend}_impl.py.tmpl", **fields, body=text)
-    test = test_module(repo, name, operands, parameters, constraints, shared, no_gradient)
-    return {**module, TESTS / f"test_{name}.py": test}
+    test = test_module(repo, name, operands, parameters, constraints, shared, no_gradient, triton)
+    return {**module, **kernels, TESTS / f"test_{name}.py": test}
+
+
+def kernels_doc(name: str, module: str, first: str) -> str:
+    """The paragraph of the Triton port's docstring that says where its kernels are and how it
+    runs them on rows: wrapped to the line length, with no break inside a piece of code."""
+    code = f"{first}.reshape(-1, n).contiguous()".replace(" ", "\0")
+    text = (
+        f"Its kernels are in `{module}`: import `{name}_rows` from there in this function, at "
+        "its first call (Triton is an optional extra). For an operation along the last axis, "
+        f"of length n, run it on the rows ``{code}`` (where n > 0) and give its result the "
+        f"shape of `{first}`."
+    )
+    indent = " " * 4
+    wrapped = textwrap.fill(
+        text,
+        LINE_LENGTH,
+        initial_indent=indent,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return wrapped.replace("\0", " ")
 
 
 def docs_page(repo: Repo, name: str) -> dict[Path, str]:
@@ -787,7 +882,9 @@ def main(argv: list[str] | None = None) -> int:
         "  parity new cross_entropy logits:...c 'labels:...:int<c'\n"
         "  parity new rotary x:...d --size 'd: even'\n"
         "  parity new bessel_j0 x --no-gradient 'torch.special.bessel_j0 "
-        "has none'",
+        "has none'\n"
+        "and, in a repo with Triton, a row-wise norm with a Triton port and its kernels\n"
+        "  parity new rms_norm x:...d --param 'eps: float = 1e-6' --triton",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("name", help="the function's name, a lower-case identifier: attention")
@@ -827,6 +924,13 @@ def main(argv: list[str] | None = None) -> int:
         "torch.special.bessel_j0 return no graph): written into the SPEC as "
         'no_gradient="REASON"; its gradient tests then skip with it',
     )
+    parser.add_argument(
+        "--triton",
+        action="store_true",
+        help="a Triton port too, _NAME_triton, for CUDA tensors, with its kernels (a skeleton of "
+        "a row-wise kernel, forward and backward) in a module of their own; in a repo with "
+        f"Triton only (its 'triton' extra: `{TRITON_ON}` switches it on)",
+    )
     arguments = parser.parse_args(argv)
     repo = Repo.read()
     try:
@@ -839,11 +943,13 @@ def main(argv: list[str] | None = None) -> int:
         check_signature(repo, arguments.name, [name for name, _, _ in parsed], parameters)
         check_constraints(constraints, operands, parameters, arguments.array_api)
         no_gradient = check_no_gradient(arguments.no_gradient)
+        check_triton(repo, arguments.triton, arguments.array_api)
     except Refused as refused:
         parser.error(str(refused))
     name = arguments.name
     shared = arguments.array_api
-    written = files(repo, name, operands, parameters, constraints, shared, no_gradient)
+    triton = arguments.triton
+    written = files(repo, name, operands, parameters, constraints, shared, no_gradient, triton)
     written |= docs_page(repo, name)
     # Everything written before anything is printed: output cut short (`| head`, a closed
     # terminal) cannot leave the algorithm half made.
@@ -866,6 +972,10 @@ def main(argv: list[str] | None = None) -> int:
     if not ruff_ran:
         print("ruff is not installed here: run `ruff format` on the new files", file=sys.stderr)
     ports = " and ".join(f"_{name}_{backend}" for backend in repo.backends[1:])
+    if triton:
+        kernels = next(path for path in written if path.stem.endswith("_triton_kernels"))
+        where = kernels.relative_to(ROOT)
+        ports += f", and _{name}_triton with its kernels (their TODOs in {where})"
     if shared:
         ports = f"_{name}_array_api (with xp = array_namespace(...), the standard's functions only)"
     print(
