@@ -112,6 +112,16 @@ TORCH_BUGS = [
         caught_by="test_matches_reference",
     ),
     Bug(
+        "view-flatten",  # rows flattened as for F.cross_entropy: view raises on a transposed x
+        "cross_entropy",
+        "pytorch",
+        "picked = log_probabilities.gather(-1, labels.unsqueeze(-1))",
+        "rows = log_probabilities.view(-1, log_probabilities.shape[-1])\n"
+        "    picked = rows.gather(-1, labels.view(-1, 1))",
+        caught_by="test_matches_reference",
+        says="a transposed view of its last two axes",
+    ),
+    Bug(
         "device-mix-up",  # labels moved to the CPU, e.g. left over from debugging
         "cross_entropy",
         "pytorch",
@@ -161,6 +171,21 @@ TRITON_BUGS = [
         function="_backward_kernel",
     ),
 ]
+# A wrapper that copies only where the axis moved (a view otherwise): the kernels index
+# row * n + lane, and a model's x.T along its last axis reaches them strided.
+TRITON_WRAPPER_BUGS = [
+    Bug(
+        "triton-wrapper-without-contiguous",
+        "softmax",
+        "pytorch",
+        "rows = softmax_rows(last.reshape(-1, last.shape[-1]).contiguous())",
+        "rows = last.reshape(-1, last.shape[-1])\n"
+        "    rows = softmax_rows(rows if axis % x.ndim == x.ndim - 1 else rows.contiguous())",
+        caught_by="test_matches_reference",
+        says="the operands laid out as",
+        function="_softmax_triton",
+    ),
+]
 JAX_BUGS = [
     Bug(
         "jax-missing-stabilisation",
@@ -179,7 +204,7 @@ JAX_BUGS = [
         caught_by="test_matches_reference",
     ),
 ]
-SINGLE_BUGS = TORCH_BUGS + TRITON_BUGS + SCAFFOLDED_BUGS + ARRAY_API_BUGS
+SINGLE_BUGS = TORCH_BUGS + TRITON_BUGS + TRITON_WRAPPER_BUGS + SCAFFOLDED_BUGS + ARRAY_API_BUGS
 SPLIT_JAX_BUGS = TORCH_BUGS + JAX_BUGS + SCAFFOLDED_BUGS + SCAFFOLDED_JAX_BUGS + ARRAY_API_BUGS
 ALGORITHMS = ["softmax", "cross_entropy", *COMMANDS]
 

@@ -49,4 +49,11 @@ BUGS = [
         "jnp.var(x, axis=-1, keepdims=True, ddof=1)",
         "wrong constant (unbiased variance)",
     ),
+    (
+        "pytorch",
+        "centered = x - x.mean(dim=-1, keepdim=True)",
+        "rows = x.view(-1, x.shape[-1])  # one row per feature vector\n"
+        "    centered = (rows - rows.mean(dim=-1, keepdim=True)).view(x.shape)",
+        "view instead of reshape (raises on a transposed x)",
+    ),
 ]

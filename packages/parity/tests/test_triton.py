@@ -27,6 +27,7 @@ def _double_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 
 def _double_triton(x):
+    x = x.contiguous()  # the kernel indexes x as laid end to end
     y = torch.empty_like(x)
     n = x.numel()
     _double_kernel[(triton.cdiv(n, 16),)](x, y, n, BLOCK=16)

@@ -131,6 +131,16 @@ A result `r` of a target with dtype `d` matches the float64 reference `e` elemen
   the port answers or raises, its gradient included; the test notes the reason, and a test
   that compared nothing else is skipped with it.
 
+Layouts
+-------
+A model hands a port views, not only contiguous arrays: for PyTorch and Triton targets,
+`assert_matches_reference` calls the port again on the same values laid out as a transposed view
+of the last two axes, a slice with a step of 2 at a storage offset, and, where an operand's values
+repeat along an axis, broadcast by ``expand`` (stride 0), and compares each result with the same
+reference and room (JAX has no strides). A port that raises there where it returns on contiguous
+operands (``x.view(-1, n)``), or returns another value (a kernel indexing ``row * n + lane``
+without ``.contiguous()``), fails with the layout, the shapes, strides and storage offsets.
+
 Gradients
 ---------
 The gradient of ``sum(w * f(...))``, for fixed random weights w (0 where f is not finite), is

@@ -25,6 +25,7 @@ from .jax_backend import (
     jax_gradients,
     uses_jax,
 )
+from .layouts import Layout, torch_layouts
 from .triton_backend import uses_triton
 
 
@@ -80,6 +81,9 @@ class Backend:
     #: The port its targets run in place of the public function (``_<name>_<port>``), where the
     #: public function sends this backend's arrays elsewhere: a Triton port's CPU tensors.
     port: str | None = None
+    #: ``layouts(arguments, names)``: the same arguments in the other layouts a model hands a
+    #: port (layouts.py), where this backend's arrays have strides.
+    layouts: Callable[[Sequence[Any], Sequence[str]], list[Layout]] | None = None
 
     def runs(self, function: Function) -> Function:
         """What this backend's targets run for the public `function`."""
@@ -251,6 +255,7 @@ BACKENDS: Mapping[str, Backend] = {
         describe=_torch_describe,
         gradients=_torch_gradients,
         compile=_torch_compile,
+        layouts=torch_layouts,
     ),
     **(
         {
@@ -285,6 +290,7 @@ BACKENDS: Mapping[str, Backend] = {
                 install="pip install -e '.[triton]'",
                 arrays="torch",
                 port="triton",
+                layouts=torch_layouts,
             )
         }
         if uses_triton()

@@ -15,7 +15,7 @@ import pytest
 import torch
 from numpy.typing import NDArray
 
-from .backends import BACKENDS, to_numpy
+from .backends import BACKENDS, Backend, to_numpy
 from .core import (
     NUMERIC_WARNINGS,
     Function,
@@ -27,6 +27,7 @@ from .core import (
     quiet,
     run_reference,
 )
+from .layouts import Layout
 from .room import (
     assert_close,
     check_type_dtype_device,
@@ -229,6 +230,57 @@ def assert_matches_reference(
             actual, expected.result, target=target, what=what, tolerances=tolerances, room=room
         )
         count_call("compared")
+        # The same values in the other layouts a model hands a port, against the same result.
+        names = argument_names(function, len(arguments))
+        compared = functools.partial(
+            assert_close, target=target, what=what, tolerances=tolerances, room=room
+        )
+        for layout in backend.layouts(arguments, names) if backend.layouts else ():
+            _assert_matches_in(layout, backend, function, parameters, expected, compared, what)
+
+
+def _assert_matches_in(
+    layout: Layout,
+    backend: Backend,
+    function: Function,
+    parameters: Parameters,
+    expected: Expected,
+    compared: Callable[[Any, Any], None],
+    what: str,
+) -> None:
+    """The port on `layout`'s operands returns what `compared` (an `assert_close` with the
+    room of the contiguous call) accepts against the reference's result, as it did on contiguous
+    operands; where it raises, or returns another value, the failure names the layout."""
+    __tracebackhide__ = True
+    arguments = layout.arguments
+    before = _snapshot(arguments)
+    where = f"the operands laid out as {layout.name}: {layout.described}"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NUMERIC_WARNINGS)
+            result = backend.call(backend.runs(function), arguments, parameters)
+    except Exception as error:
+        if not_yet_implemented(error):
+            raise
+        shape = tuple(np.shape(to_numpy(expected.result)))
+        msg = (
+            f"{what} raised {type(error).__name__}: {error}\non {where}; on the same values "
+            f"contiguous it returns, as the NumPy reference does (a result of shape {shape}). "
+            "A model hands a port such operands (x.T, x[..., ::2], x.expand(...)): flatten with "
+            "reshape, not view, and hand a kernel that indexes row * n + lane a .contiguous() "
+            "tensor."
+        )
+        raise pytest.fail.Exception(msg) from error
+    _assert_unchanged(function, before, arguments, f"{what}, on {where},")
+    try:
+        compared(result, expected.result)
+    except pytest.fail.Exception as failure:
+        msg = (
+            f"{failure.msg}\nOn {where}; on the same values contiguous it matches: a port that "
+            "reads its operands as if contiguous (a kernel indexing row * n + lane without "
+            ".contiguous()) reads other elements here."
+        )
+        raise pytest.fail.Exception(msg) from None
 
 
 #: PyTorch's messages for an operation it has no meta kernel for.
