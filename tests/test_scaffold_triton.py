@@ -52,8 +52,10 @@ def triton_files(combination: Combination, name: str) -> tuple[Path, Path]:
     return Path(name, "triton_impl.py"), Path(name, "_triton_kernels.py")
 
 
+# One render (the split layout, without JAX: the fewest targets): both layouts' files are the
+# package's own tests (packages/parity/tests/test_new_triton.py); here the repo's tools run them.
 @pytest.mark.slow
-@pytest.mark.parametrize("combination", WITH_TRITON, ids=lambda combination: combination.id)
+@pytest.mark.parametrize("combination", WITH_TRITON[-1:], ids=lambda combination: combination.id)
 def test_scaffolds_a_triton_port_whose_tests_xfail_until_written(
     rendered: Render, combination: Combination, tmp_path: Path, mypy_cache: Path
 ) -> None:
@@ -83,8 +85,7 @@ def test_scaffolds_a_triton_port_whose_tests_xfail_until_written(
     for backend, body in list(RMS_NORM.items())[: 3 if combination.jax else 2]:
         path = module if combination.layout == "single" else module / f"{backend}_impl.py"
         write_body(path, f"_rms_norm_{backend}", f"    {body}")
-    tests = [f"tests/test_{name}.py" for name in COMMANDS]
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rxX", *tests]
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rxX", "tests/test_rms_norm.py"]
     result = subprocess.run(command, cwd=repo, env=environment(repo), capture_output=True, text=True, check=False)
     summary = result.stdout.strip().splitlines()[-1]
     assert result.returncode == 0, result.stdout + result.stderr
