@@ -5,7 +5,6 @@ without Triton it is refused, saying how to switch Triton on, and nothing is wri
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -14,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.render import BIN, COMBINATIONS, TOOLS, Combination, Render, run, tree
+from tests.render import BIN, COMBINATIONS, Combination, Render, run, tree
 from tests.scaffolded import PACKAGE, write_body
+from tests.test_scaffold import environment, new_algorithm
 
 WITH_TRITON = [combination for combination in COMBINATIONS if combination.triton]
 WITHOUT_TRITON = [combination for combination in COMBINATIONS if not combination.triton]
@@ -33,16 +33,6 @@ RMS_NORM = {
     "pytorch": "return x / torch.sqrt(torch.mean(x * x, dim=-1, keepdim=True) + eps)",
     "jax": "import jax.numpy as jnp\n\n    return x / jnp.sqrt(jnp.mean(x * x, axis=-1, keepdims=True) + eps)",
 }
-
-
-def environment(repo: Path) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key not in {"REQUIRE_DEVICE", "HYPOTHESIS_PROFILE"}}
-    return {**env, "PYTHONPATH": str(repo / "src")}
-
-
-def new_algorithm(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [*TOOLS, "new", *args]
-    return subprocess.run(command, cwd=repo, env=environment(repo), capture_output=True, text=True, check=False)
 
 
 def triton_files(combination: Combination, name: str) -> tuple[Path, Path]:
