@@ -33,6 +33,13 @@ here:
 - `assert_rejects_unsupported()`: a clear ``TypeError`` for lists, scalars, array-likes, integer
   arrays and operands from different backends.
 
+How close each port came is kept, per algorithm (the test module's name, ``test_softmax.py``:
+softmax), backend, dtype and device: calls compared, elements, and the worst error as a fraction
+of what was allowed (1.0: at the limit). The end of a run says it in a line per algorithm and
+backend; ``pytest --parity-report=PATH`` (or ``PARITY_REPORT=PATH``) writes it to a JSON file
+with the checks passed, skipped (with the reason) and failed, the seed, the versions and the
+commit (report.py), which the docs site's algorithm pages show.
+
 Every helper takes the algorithm's operands as a tuple and its parameters as a dict, and its own
 options keyword-only, so an algorithm's parameters may have any name (even ``tolerances``). What
 each backend needs (make an array, read it back, take gradients, compile) is in one table,

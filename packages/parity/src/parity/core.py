@@ -162,8 +162,15 @@ class Tally:
     #: Elements no comparison could measure (a pole inside every finite-difference step), by reason.
     unmeasured: Counter[str] = field(default_factory=Counter)
     spec: Any = None  # the test module's SPEC, where it has one
+    #: Elements `assert_close` compared, and the largest of their errors as a fraction of what
+    #: was allowed there (1.0: at the limit), for the parity report (report.py).
+    elements: int = 0
+    worst: float = 0.0
 
 
+#: The user property that holds what a test measured (`tallied`): calls compared, elements,
+#: the worst error as a fraction of the allowed one.
+MEASURED = "parity_measured"
 #: The tally of the test running now; conftest.py starts it before each test and reads it after.
 TALLY = Tally()
 
@@ -184,6 +191,12 @@ def count_call(outcome: str, reason: str = "") -> None:
             assume(False)  # a draw outside the reference's domain: hypothesis draws another
     else:
         TALLY.excused.append(reason)
+
+
+def note_closeness(elements: int, worst: float) -> None:
+    """Note a comparison of `elements`, whose worst error was `worst` times the allowed one."""
+    TALLY.elements += elements
+    TALLY.worst = max(TALLY.worst, worst)
 
 
 def count_unmeasured(reason: str, elements: int) -> None:
@@ -207,6 +220,10 @@ class tallied:
 
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> bool:
         __tracebackhide__ = True
+        # What it measured, a failing test's too (report.py sums them up).
+        if TALLY.calls or TALLY.elements:
+            measured = {"compared": TALLY.compared, "elements": TALLY.elements}
+            self.item.user_properties.append((MEASURED, {**measured, "worst": TALLY.worst}))
         if kind is not None and not issubclass(kind, Unsatisfiable):
             return False  # the test's own failure
         # Every draw refused (Unsatisfiable) is swallowed: the message below says so.

@@ -40,13 +40,15 @@ import torch
 from hypothesis import HealthCheck, Phase, settings
 
 import parity
-from parity import summary
+from parity import report, summary
 from parity.triton_backend import interpret_without_cuda
 
 gc.freeze()
 gc.enable()
 
 REQUIRABLE_DEVICES = ("cuda", "mps")
+#: What the run compared, per algorithm, backend, dtype and device (report.py).
+ROWS = pytest.StashKey[report.Rows]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -57,6 +59,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=REQUIRABLE_DEVICES,
         help="fail, instead of skipping, the tests for this device when it is missing "
         "(repeat for several; default: $REQUIRE_DEVICE, comma-separated)",
+    )
+    parser.addoption(
+        "--parity-report",
+        metavar="PATH",
+        help="write how close each port came (per algorithm, backend, dtype, device) to this "
+        "JSON file, for the docs site (default: $PARITY_REPORT; none without either)",
     )
 
 
@@ -78,6 +86,8 @@ def pytest_configure(config: pytest.Config) -> None:
         interpret_without_cuda()
     default = "ci" if os.environ.get("CI") else "fast"
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", default))
+    config.stash[ROWS] = rows = report.Rows()
+    config.pluginmanager.register(rows, "parity-rows")  # its pytest_runtest_logreport
     unknown = required_devices(config) - set(REQUIRABLE_DEVICES)
     if unknown:
         message = f"REQUIRE_DEVICE: unknown {sorted(unknown)}; choose from {REQUIRABLE_DEVICES}"
@@ -107,6 +117,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     target = callspec.params.get("target") if callspec is not None else None
     if not isinstance(target, parity.Target):
         return
+    item.user_properties.append((report.ROW, report.row_of(item)))  # summed up at the end
     reason = parity.missing_backend(target.backend)
     if reason is not None:
         pytest.skip(reason)
@@ -173,15 +184,20 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> Genera
     try:
         yield
     finally:
-        for line in summary.device_lines(devices) + summary.deselected_lines(terminalreporter):
+        lines = summary.device_lines(devices) + summary.deselected_lines(terminalreporter)
+        for line in lines + terminalreporter.config.stash[ROWS].lines():
             terminalreporter.write_line(line)
         if skipped:
             terminalreporter.stats["skipped"] = skipped  # counted in the last line
 
 
-def pytest_sessionfinish() -> None:
-    """Freeze the heap: pytest's final garbage collections (five full passes, for unraisable
-    exceptions) would otherwise walk every object the tests made, ~1 s."""
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Write the parity report where asked (`report.report_path`); then freeze the heap:
+    pytest's final garbage collections (five full passes, for unraisable exceptions) would
+    otherwise walk every object the tests made."""
+    path = report.report_path(session.config, os.environ)
+    if path is not None and ROWS in session.config.stash:
+        session.config.stash[ROWS].write(path, session.config)
     gc.freeze()
 
 

@@ -1,0 +1,95 @@
+"""The parity report: a run asked for it (``--parity-report``, or ``PARITY_REPORT``) writes one
+JSON file whose rows agree with the run (a port planted 3 times its allowance off in float32 is
+found 3 times off), and the end of every run says, per algorithm and backend, how many calls
+compared and the worst error as a fraction of the allowance; a run not asked writes nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+SCALE = """
+import numpy as np
+import torch
+from hypothesis import given, strategies as st
+
+import parity
+
+
+def scale(x):
+    if isinstance(x, np.ndarray):
+        return 2.0 * x
+    return torch.mul(x, 2.0)
+
+
+@parity.over(["torch"], ["float64", "float32"], devices=["cpu"])
+@given(data=st.data())
+def test_scale(target, data):
+    (x,) = data.draw(parity.operands(target, parity.Spec(shapes={"x": "..."})))
+    parity.assert_matches_reference(scale, target, (x,))
+"""
+# Its own module: a row's algorithm is its test module's name.
+PLANTED = """
+import numpy as np
+import torch
+
+import parity
+
+
+@parity.over(["torch"], ["float32"], devices=["cpu", "cuda"])
+def test_planted(target):
+    # A port 3 times its allowance off: atol + rtol * |expected|, float32's tolerance.
+    expected = np.linspace(-4.0, 4.0, 50)
+    tolerance = parity.TOLERANCES["float32"]
+    off = expected + 3 * (tolerance.atol + tolerance.rtol * np.abs(expected))
+    actual = torch.tensor(off, dtype=torch.float32)
+    parity.assert_close(actual, expected, target=target, what="planted")
+"""
+
+
+@pytest.fixture
+def run(pytester: pytest.Pytester) -> pytest.RunResult:
+    pytester.makepyfile(test_scale=SCALE, test_planted=PLANTED)
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--parity-report", "reports/parity.json"
+    )
+
+
+def test_the_report_finds_the_planted_port_3_times_off(
+    run: pytest.RunResult, pytester: pytest.Pytester
+) -> None:
+    run.assert_outcomes(passed=2, failed=1, skipped=1)
+    report = json.loads((pytester.path / "reports" / "parity.json").read_text(encoding="utf-8"))
+    rows = {(r["algorithm"], r["dtype"], r["device"]): r for r in report["rows"]}
+    planted = rows["planted", "float32", "cpu"]
+    assert planted["failed"] == 1
+    assert planted["elements"] == 50
+    assert 2.9 < planted["worst_fraction"] < 3.1, planted
+    cuda = rows["planted", "float32", "cuda"]
+    if cuda["skipped"]:
+        assert list(cuda["skipped"]) == ["Requires: CUDA device (none found)"]
+    assert set(report["versions"]) >= {"python", "numpy", "torch"}
+    assert report["date"]
+    assert "commit" in report
+    assert "seed" in report
+    # The run's own line for it, beside the device skips.
+    run.stdout.fnmatch_lines(["parity: planted torch: * worst error 3.0? of the allowance *"])
+
+
+@pytest.mark.usefixtures("run")
+def test_the_passing_ports_stay_within_their_allowance(pytester: pytest.Pytester) -> None:
+    report = json.loads((pytester.path / "reports" / "parity.json").read_text(encoding="utf-8"))
+    rows = [r for r in report["rows"] if r["algorithm"] == "scale"]
+    assert all(row["passed"] for row in rows)
+    assert {r["dtype"] for r in rows} == {"float64", "float32"}
+    for row in rows:
+        assert row["calls_compared"] > 0
+        assert row["elements"] > 0
+        assert 0.0 <= row["worst_fraction"] <= 1.0, row
+
+
+def test_no_report_unless_asked(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_scale=SCALE)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert not list(pytester.path.rglob("*.json"))
