@@ -197,8 +197,8 @@ def typecheck(session: nox.Session) -> None:
 @nox.session(default=False, reuse_venv=True)
 def docs(session: nox.Session) -> None:
     """Build the docs site into docs/_build/html (open its index.html), warnings as errors: the
-    guide, and each algorithm's page from its docstrings, with the math. No network needed; the
-    environment is kept between runs, as for `tests`: only what changed is installed again."""
+    guide, each algorithm's page from its docstrings and its ports' code, with the math and the
+    latest `tests` report. Offline; the environment is kept, only what changed is reinstalled."""
     install_when_changed(session, TORCH_INDEX_URL, *DOCS_REQUIREMENTS)  # the pages import it
     session.run("sphinx-build", "-M", "html", "docs", "docs/_build", "-W", "--keep-going")
 
@@ -208,10 +208,10 @@ def tests(session: nox.Session) -> None:
     """Run the test suite on the CPU, with torch from PyTorch's CPU index (TORCH_INDEX_URL).
 
     The environment is kept between runs, and only what changed is installed again (`-N`
-    starts afresh): after editing a port, `nox -s tests` takes seconds.
-    """
+    starts afresh): after editing a port, `nox -s tests` takes seconds. How close each port
+    came goes to reports/parity.json, shown by `nox -s docs`."""
     install_when_changed(session, TORCH_INDEX_URL, *TEST_REQUIREMENTS)
-    session.run("python", "-m", "pytest", *session.posargs)
+    session.run("python", "-m", "pytest", "--parity-report=reports/parity.json", *session.posargs)
 
 
 @nox.session(default=False)
