@@ -26,6 +26,7 @@ extensions = [
     # Names a docstring whose LaTeX Python read as escapes (a plain string, not r"""..."""), which
     # Sphinx would otherwise report as broken reStructuredText somewhere in the page.
     "parity_tools.docstrings",
+    "parity_tools.ports",  # reference and ports side by side, how close (reports/parity.json)
 ]
 exclude_patterns = ["_build"]
 # `x` in a docstring is code, as the docstrings mean it (reStructuredText's default is italics).
