@@ -32,6 +32,5 @@ exclude_patterns = ["_build"]
 # `x` in a docstring is code, as the docstrings mean it (reStructuredText's default is italics).
 default_role = "code"
 napoleon_google_docstring = False
-html_theme = "alabaster"
+html_theme = "furo"
 html_show_copyright = False  # LICENSE says it
-html_theme_options = {"description": "The guide, and the math of each algorithm"}
