@@ -93,7 +93,7 @@ class Rows:
                 total["worst"], total["at"] = row["worst_fraction"], f"{dtype} {device}"
         return [
             f"parity: {algorithm} {backend}: {total['calls']} calls compared, worst error "
-            f"{total['worst']:.2f} of the allowance ({total['at']})"
+            f"{total['worst']:.3g} of the allowance ({total['at']})"
             for (algorithm, backend), total in sums.items()
         ]
 
