@@ -1,11 +1,14 @@
 """The generated repo's docs site: it builds with warnings as errors and no network in every
 layout and JAX combination, and a real browser (Debian's chromium, driven by playwright) finds
 the math rendered, every internal link resolving, and each algorithm through the search page.
-The scaffold adds a new algorithm's page, built from the same text as the examples' pages."""
+An algorithm's page shows its reference and every port, and the parity grid of the last test
+run (or how to make one), at a laptop's width without a horizontal scrollbar. The scaffold adds a
+new algorithm's page, built from the same text as the examples' pages."""
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import sys
@@ -19,10 +22,16 @@ from urllib.parse import urldefrag, urlsplit
 
 import pytest
 
-from tests.render import TOOLS, Combination, Render, run
+from tests.render import TOOLS, Combination, Render, fresh_git_repo, git, run
 from tests.test_pre_commit import offline_prefix
 
 PACKAGE = "my_research_project"  # from the default answers
+# Every port of softmax where JAX and Triton are on: the tabs' titles, and their functions' names.
+PORTS = {"NumPy (the reference)": "numpy", "PyTorch": "pytorch", "JAX": "jax", "Triton": "triton"}
+# Neither the page nor its code or tables scroll sideways (hidden tabs measure 0).
+NO_SCROLLBAR = """() => [document.scrollingElement, ...document.querySelectorAll("pre, table")]
+    .concat([...document.querySelectorAll("table")].map(table => table.parentElement))
+    .every(element => element.scrollWidth <= element.clientWidth)"""
 ALGORITHMS = ("cross_entropy", "log_softmax", "softmax")
 # What is left of the math once MathJax has run, outside code: any of these is a formula that
 # did not render.
@@ -127,7 +136,7 @@ def test_the_site_builds_offline_and_reads_in_a_browser(
         left = [raw for raw in RAW_MATH if raw in text]
         assert not left, f"{name}: raw math {left} in the page's text"
         assert page.locator(f"dt#{PACKAGE}\\.{name}\\.{name}").count() == 1, f"{name}: no signature"
-        assert f"_{name}_numpy" in page.locator("pre").all_inner_texts()[-1], "no NumPy reference"
+        assert f"_{name}_numpy" in page.locator(".parity-port-numpy pre").inner_text(), "no reference"
     mathjax = [src for src in page.eval_on_selector_all("script[src]", "els => els.map(e => e.src)")]
     assert all(src.startswith(url) for src in mathjax), f"scripts from outside the site: {mathjax}"
 
@@ -172,5 +181,65 @@ def test_the_scaffold_adds_the_new_algorithm_s_page(
     page = browser.new_page()
     page.goto(f"{url}algorithms/rms_norm.html")
     assert page.locator(f"dt#{PACKAGE}\\.rms_norm\\.rms_norm").count() == 1
-    assert "_rms_norm_numpy" in page.locator("pre").all_inner_texts()[-1]
+    assert "_rms_norm_numpy" in page.locator(".parity-port-numpy pre").inner_text()
     assert f"{url}algorithms/rms_norm.html" in search(page, url, "rms_norm")
+
+
+@pytest.fixture(scope="module")
+def parity_report(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The report of a real run of the generated softmax tests (the values ones, to keep it short),
+    in a git repo: `nox -s tests`'s run, without its environment."""
+    rendered_repo = rendered("cookiecutter", Combination("single", jax=True, triton=True))
+    repo = fresh_git_repo(rendered_repo, tmp_path_factory.mktemp("run") / "repo")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "rendered")
+    env = {**os.environ, "PYTHONPATH": str(repo / "src"), "PYTHONDONTWRITEBYTECODE": "1"}
+    pytest_args = ["-p", "no:cacheprovider", "-k", "test_matches_reference", "--parity-report=reports/parity.json"]
+    run([sys.executable, "-m", "pytest", "tests/test_softmax.py", *pytest_args], cwd=repo, env=env)
+    report: dict[str, Any] = json.loads((repo / "reports" / "parity.json").read_text(encoding="utf-8"))
+    return report
+
+
+@pytest.mark.parametrize("layout", ["single", "split"])
+def test_softmax_s_page_shows_its_ports_and_their_parity(
+    rendered: Render, layout: str, tmp_path: Path, browser: Any, serve: Any, parity_report: dict[str, Any]
+) -> None:
+    combination = Combination(layout, jax=True, triton=True)
+    repo = Path(shutil.copytree(rendered("cookiecutter", combination), tmp_path / "repo"))
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+
+    # Before any test run: the page says how to make the report.
+    site, _ = build(repo, tmp_path / "build")
+    page.goto(f"{serve(site)}algorithms/softmax.html")
+    assert "No parity report yet: run nox -s tests" in page.locator(".parity-no-report").inner_text()
+    assert page.locator(".parity-grid").count() == 0
+
+    # After one (the same output folder, built again: the report alone changed).
+    (repo / "reports").mkdir()
+    (repo / "reports" / "parity.json").write_text(json.dumps(parity_report), encoding="utf-8")
+    site, seconds = build(repo, tmp_path / "build")
+    print(f"docs build ({layout}, again with a report): {seconds:.1f} s")
+    page.goto(f"{serve(site)}algorithms/softmax.html")
+    rendered_math(page)
+    assert page.locator(".parity-ports > label").all_inner_texts() == list(PORTS)
+    for title, suffix in PORTS.items():
+        page.locator(".parity-ports > label", has_text=title).click()
+        code = page.locator(f".parity-port-{suffix} pre")
+        assert code.is_visible(), f"{title}: its tab does not show its code"
+        assert f"def _softmax_{suffix}(" in code.inner_text()
+        assert page.evaluate(NO_SCROLLBAR), f"{title}: a horizontal scrollbar at 1280 px"
+
+    # The grid: a row per port, the numbers of the report, its date and commit.
+    grid = page.locator("table.parity-grid")
+    grid.scroll_into_view_if_needed()
+    page.screenshot(path=tmp_path / "softmax.png")
+    assert page.evaluate(NO_SCROLLBAR), "a horizontal scrollbar at 1280 px"
+    rows = {row.locator("td").first.inner_text(): row for row in grid.locator("tbody tr").all()}
+    assert {"PyTorch", "JAX", "Triton"} <= set(rows)
+    dtypes = grid.locator("thead th").all_inner_texts()
+    where = ("torch", "float32", "cpu")
+    row = next(r for r in parity_report["rows"] if (r["backend"], r["dtype"], r["device"]) == where)
+    said = rows["PyTorch"].locator("td").nth(dtypes.index("float32")).inner_text()
+    assert f"cpu: {row['calls_compared']} compared, worst {row['worst_fraction']:.3g}x" in said
+    above = page.locator("p", has_text="From the test run of").inner_text()
+    assert parity_report["date"] in above
+    assert parity_report["commit"] in above
