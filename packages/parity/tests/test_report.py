@@ -93,3 +93,12 @@ def test_no_report_unless_asked(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_scale=SCALE)
     pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert not list(pytester.path.rglob("*.json"))
+
+
+def test_with_xdist_the_controller_writes_every_worker_s_rows(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_scale=SCALE, test_planted=PLANTED)
+    report = pytester.path / "parity.json"
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", f"--parity-report={report}")
+    rows = json.loads(report.read_text(encoding="utf-8"))["rows"]
+    assert sum(row["passed"] + row["failed"] + sum(row["skipped"].values()) for row in rows) == 4

@@ -196,7 +196,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     pytest's final garbage collections (five full passes, for unraisable exceptions) would
     otherwise walk every object the tests made."""
     path = report.report_path(session.config, os.environ)
-    if path is not None and ROWS in session.config.stash:
+    worker = hasattr(session.config, "workerinput")  # pytest-xdist's: the controller writes it
+    if path is not None and ROWS in session.config.stash and not worker:
         session.config.stash[ROWS].write(path, session.config)
     gc.freeze()
 
