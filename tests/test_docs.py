@@ -227,6 +227,7 @@ def test_softmax_s_page_shows_its_ports_and_their_parity(
         assert code.is_visible(), f"{title}: its tab does not show its code"
         assert f"def _softmax_{suffix}(" in code.inner_text()
         assert page.evaluate(NO_SCROLLBAR), f"{title}: a horizontal scrollbar at 1280 px"
+    assert "@triton.jit" in code.inner_text(), "the Triton port's tab lacks its kernels"
 
     # The grid: a row per port, the numbers of the report, its date and commit.
     grid = page.locator("table.parity-grid")

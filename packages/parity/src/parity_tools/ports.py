@@ -7,7 +7,9 @@ In a page (MyST)::
     ```
 
 names the file of the reference (``_softmax_numpy``); in the split layout, ``numpy_impl.py``,
-whose siblings (``pytorch_impl.py``, ``jax_impl.py``, ``triton_impl.py``) hold the ports. Their
+whose siblings (``pytorch_impl.py``, ``jax_impl.py``, ``triton_impl.py``) hold the ports. The
+Triton port's tab also holds the kernels it launches (``_softmax_triton_kernels.py``, or
+``_triton_kernels.py`` in the split layout), where there are. Their
 code is read from the source at build time (parsed, never imported: a backend need not be
 installed to show its port), one tab each, long lines wrapped to the page's width. Below them,
 the parity grid, port x dtype, from the report the tests wrote (``pytest --parity-report``; the
@@ -142,13 +144,19 @@ class Ports(SphinxDirective):
         files = [reference]
         if reference.name == "numpy_impl.py":  # the split layout: the ports are its siblings
             files += sorted(set(reference.parent.glob("*_impl.py")) - {reference})
-        name = reference.parent.name if reference.name == "numpy_impl.py" else reference.stem
-        for file in files:
+        split = reference.name == "numpy_impl.py"
+        name = reference.parent.name if split else reference.stem
+        kernels_file = "_triton_kernels.py" if split else f"_{name}_triton_kernels.py"
+        kernels = reference.with_name(kernels_file)
+        for file in [*files, kernels]:
             self.env.note_dependency(str(file))
         found = functions(files, name)
         if "numpy" not in found:
             msg = f"parity-ports: no _{name}_numpy in {reference}"
             raise self.error(msg)
+        if "triton" in found and kernels.is_file():  # the port launches them: they are its code
+            code = kernels.read_text(encoding="utf-8").strip()
+            found["triton"] += f"\n\n\n# {kernels.name}: the kernels it launches\n\n{code}"
         nodes_: list[nodes.Node] = [tabs(f"parity-ports-{name}", found)]
         report_path = Path(self.env.srcdir, self.config.parity_report)
         self.env.note_dependency(str(report_path))  # a new report: the page is built again
