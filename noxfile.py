@@ -279,6 +279,14 @@ def engines(session: nox.Session) -> None:
     session.run("python", "-m", "pytest", "tests/test_engines.py", *session.posargs)
 
 
+@nox.session(default=False, allow_parallel=False)
+def proofs(session: nox.Session) -> None:
+    """The long proofs' shares beyond the default's quick passes (`pytest -m proof`): the zoos' other
+    algorithms and the scaffold's other combinations, derandomized. `.ci/run` runs it after `nox`."""
+    install_test_requirements(session)
+    session.run("python", "-m", "pytest", "-m", "proof", "--numprocesses=logical", "--dist=loadfile", *session.posargs)
+
+
 @nox.session(default=False)
 def slurm_time_limit(session: nox.Session) -> None:
     """A Slurm job that meets a real time limit, requeues itself and finishes (1-1.5 minutes; needs

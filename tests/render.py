@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+from _pytest.mark import ParameterSet
 
 ROOT = Path(__file__).resolve().parents[1]
 COOKIECUTTER_JSON = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
@@ -51,6 +53,18 @@ COMBINATIONS = [
     Combination("split", jax=False, triton=True),
     Combination("split", jax=True),
 ]
+
+
+def ends_first() -> list[ParameterSet]:
+    """COMBINATIONS as a test's `combination`: the two ends (the fewest files, the most) in the
+    default `nox`, the two between them marked `proof` (`nox -s proofs`, which CI runs too)."""
+    ends = (COMBINATIONS[0], COMBINATIONS[-1])
+    return [
+        pytest.param(combination, marks=() if combination in ends else (pytest.mark.proof,), id=combination.id)
+        for combination in COMBINATIONS
+    ]
+
+
 # The `rendered` fixture: rendered(engine, combination) -> the generated repo.
 Render = Callable[[str, Combination], Path]
 

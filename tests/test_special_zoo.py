@@ -2,28 +2,32 @@
 functions and the libraries' elementwise and reduction operations, pass their generated tests; each
 one's planted bug fails them.
 
-As tests/test_zoo.py, derandomized as CI runs: each function scaffolded with the generated repo's
-`parity new` and written as its author wrote it passes every test of its generated
-file (where it has no JAX port, the JAX tests stay "not implemented yet"); every function has one
-bug, so all the bugs are planted in one round. `python -m benchmarks.zoo --zoo special` runs the
-long proof under fresh seeds.
+As tests/test_zoo.py, derandomized as CI runs, in two shares (the default `nox`'s quick pass over
+every third function, `nox -s proofs`'s over the others): each function scaffolded with the
+generated repo's `parity new` and written as its author wrote it passes every test of its file
+(where it has no JAX port, the JAX tests stay "not implemented yet"); every function has one bug, so
+all the bugs are planted in one round. `python -m benchmarks.zoo --zoo special` runs the long proof
+under fresh seeds.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from tests import zoo
-from tests.planted import Bug, Round, rounds, run_each_round
+from tests.planted import Bug, rounds
 from tests.render import Render
 
 PACKAGE = "tests.special_zoo"
 ALGORITHMS = zoo.algorithms(PACKAGE)
 BUGS = [bug for algorithm in ALGORITHMS for bug in algorithm.bugs]
-ROUNDS = rounds(BUGS)
 NAMES = {algorithm.name for algorithm in ALGORITHMS}
+# The default `nox`'s quick share: every third function (19 of 57, each kind among them); `nox -s
+# proofs` the others. All of them took 5.7 of the default's minutes (docs/measurements.md).
+QUICK = ALGORITHMS[::3]
+SHARES = {"quick": QUICK, "more": [algorithm for algorithm in ALGORITHMS if algorithm not in QUICK]}
 
 #: What the zoo is for, each kind with the functions that stand for it.
 KINDS = {
@@ -36,25 +40,19 @@ KINDS = {
 
 
 @pytest.fixture(scope="module")
-def written(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A generated repo with every function of the special zoo written into it."""
-    into = tmp_path_factory.mktemp("special") / "repo"
-    return zoo.written(rendered("cookiecutter", zoo.COMBINATION), ALGORITHMS, into)
-
-
-@pytest.fixture(scope="module")
-def outcomes(written: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[Bug, ...], Round]:
-    """The zoo without bugs (key ()), then with every bug planted (one round), run."""
-    return run_each_round(written, ROUNDS, sorted(NAMES), zoo.COMBINATION, lambda: tmp_path_factory.mktemp("round"))
+def outcomes(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], zoo.Outcomes]:
+    """outcomes(share) -> the share without bugs (key ()), then with every bug planted (one round)."""
+    return zoo.outcomes_by_share(rendered, SHARES, tmp_path_factory)
 
 
 def test_the_special_zoo_covers_hard_numerics() -> None:
     assert len(ALGORITHMS) >= 40
     assert all(len(algorithm.bugs) == 1 for algorithm in ALGORITHMS), "one bug per function: one round"
-    assert len(ROUNDS) == 1
+    assert len(rounds(BUGS)) == 1
     assert sum(bug.backend == "jax" for bug in BUGS) >= 12
     for kind, names in KINDS.items():
         assert len(names & NAMES) >= 3, f"too few functions for {kind}: {sorted(names & NAMES)}"
+        assert names & {algorithm.name for algorithm in QUICK}, f"the quick share has no function for {kind}"
     undifferentiable = [a.name for a in ALGORITHMS if "--no-gradient" in a.scaffold]
     assert len(undifferentiable) >= 3, f"no-gradient declarations: {undifferentiable}"
     assert len([a for a in ALGORITHMS if a.tolerances]) >= 3, "tolerances measured for the libraries' precision"
@@ -67,12 +65,12 @@ def test_the_special_zoo_covers_hard_numerics() -> None:
 
 
 @pytest.mark.slow
-def test_correct_functions_pass(outcomes: dict[tuple[Bug, ...], Round]) -> None:
-    outcomes[()].check_passed()
+@pytest.mark.parametrize("share", zoo.share_params(SHARES))
+def test_correct_functions_pass(outcomes: Callable[[str], zoo.Outcomes], share: str) -> None:
+    outcomes(share)[()].check_passed()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("bug", BUGS, ids=lambda bug: bug.name)
-def test_planted_bug_is_caught(outcomes: dict[tuple[Bug, ...], Round], bug: Bug) -> None:
-    (bugs,) = [round_ for round_ in ROUNDS if bug in round_]
-    outcomes[bugs].check_caught(bug)
+@pytest.mark.parametrize(("share", "bug"), zoo.bug_params(SHARES))
+def test_planted_bug_is_caught(outcomes: Callable[[str], zoo.Outcomes], share: str, bug: Bug) -> None:
+    zoo.round_of(outcomes(share), bug).check_caught(bug)

@@ -29,13 +29,16 @@ import pkgutil
 import re
 import shutil
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.planted import Bug
-from tests.render import TOOLS, Combination, run
+import pytest
+from _pytest.mark import ParameterSet
+
+from tests.planted import Bug, Round, rounds, run_each_round
+from tests.render import TOOLS, Combination, Render, run
 from tests.scaffolded import PACKAGE, function_named, source, write_body
 
 BACKENDS = ("numpy", "pytorch", "jax")
@@ -127,6 +130,52 @@ def written(rendered: Path, algorithms: Sequence[Algorithm], into: Path) -> Path
     for algorithm in algorithms:
         write(repo, algorithm)
     return repo
+
+
+# --- A zoo's proof in two shares -------------------------------------------------------------
+
+#: The default `nox` runs a zoo's quick share; `nox -s proofs` (CI runs both) the share it leaves.
+SHARE_MARKS = {"quick": (), "more": (pytest.mark.proof,)}
+Shares = Mapping[str, Sequence[Algorithm]]  # by share ("quick", "more")
+Outcomes = dict[tuple[Bug, ...], Round]
+
+
+def share_params(shares: Shares) -> list[ParameterSet]:
+    """Each share, as a test's parameter, marked as `SHARE_MARKS` says."""
+    return [pytest.param(share, marks=SHARE_MARKS[share], id=share) for share in shares]
+
+
+def bug_params(shares: Shares) -> list[ParameterSet]:
+    """(share, bug) for every planted bug of each share, marked as its share is."""
+    return [
+        pytest.param(share, bug, marks=SHARE_MARKS[share], id=bug.name)
+        for share, algorithms in shares.items()
+        for algorithm in algorithms
+        for bug in algorithm.bugs
+    ]
+
+
+def outcomes_by_share(rendered: Render, shares: Shares, folders: pytest.TempPathFactory) -> Callable[[str], Outcomes]:
+    """outcomes(share): the share's algorithms written into a generated repo and run without bugs
+    (key ()), then in rounds of their planted bugs (tests/planted.py); once per share."""
+    done: dict[str, Outcomes] = {}
+
+    def outcomes(share: str) -> Outcomes:
+        if share not in done:
+            algorithms = shares[share]
+            repo = written(rendered("cookiecutter", COMBINATION), algorithms, folders.mktemp(share) / "repo")
+            bugs = rounds([bug for algorithm in algorithms for bug in algorithm.bugs])
+            names = [algorithm.name for algorithm in algorithms]
+            done[share] = run_each_round(repo, bugs, names, COMBINATION, lambda: folders.mktemp("round"))
+        return done[share]
+
+    return outcomes
+
+
+def round_of(outcomes: Outcomes, bug: Bug) -> Round:
+    """The round in which `bug` was planted."""
+    (round_,) = [round_ for bugs, round_ in outcomes.items() if bug in bugs]
+    return round_
 
 
 def write(repo: Path, algorithm: Algorithm, combination: Combination = COMBINATION) -> None:
