@@ -58,7 +58,8 @@ COMBINATION_IDS = [combination_id(*combination) for combination in COMBINATIONS]
 
 # The combinations `generated(...)` renders and what it runs there, each session in a fresh
 # environment with a real install: the two ends. split-jax, which has every file: the default
-# sessions. single, the fewest: the type check (the other layout's Triton kernels) and the tests.
+# sessions. single, the fewest (in `nox -s proofs`): the type check (the other layout's Triton kernels)
+# and the tests.
 # The tests session covers every combination in one shared environment: the suite, ruff and mypy,
 # the training example in one process and in two (torchrun) in both layouts (tests/test_training.py;
 # the `train` sessions here too took 2 of the default `nox`'s minutes: docs/measurements.md).
@@ -67,6 +68,8 @@ GENERATED_SESSIONS = {
     ("split", True): ["lint", "typecheck", "tests"],
 }
 GENERATED_NOXFILE = ROOT / "template" / "noxfile.py"
+# The default `nox` (README: "Speed"): without `-s`; `nox -s proofs`, which CI runs too, renders single.
+nox.options.sessions = ["lint", "tests", "generated(split-jax)"]
 
 
 def load(path: Path) -> ModuleType:
@@ -282,9 +285,11 @@ def engines(session: nox.Session) -> None:
 @nox.session(default=False, allow_parallel=False)
 def proofs(session: nox.Session) -> None:
     """The long proofs' shares beyond the default's quick passes (`pytest -m proof`): the zoos' other
-    algorithms and the scaffold's other combinations, derandomized. `.ci/run` runs it after `nox`."""
+    algorithms and the scaffold's other combinations, derandomized; then `generated(single)`, the
+    fewest files in fresh environments. `.ci/run` runs it after `nox`."""
     install_test_requirements(session)
     session.run("python", "-m", "pytest", "-m", "proof", "--numprocesses=logical", "--dist=loadfile", *session.posargs)
+    session.notify("generated(single)")
 
 
 @nox.session(default=False)

@@ -61,8 +61,12 @@ def refused(result: subprocess.CompletedProcess[str], message: str) -> None:
 
 
 @pytest.mark.slow
-# The fewest backends and files, and the most (Triton's rows: test_a_triton_port_is_timed_beside_pytorch).
-@pytest.mark.parametrize("combination", [COMBINATIONS[0], COMBINATIONS[3]], ids=lambda combination: combination.id)
+# The most backends and files; the fewest in `nox -s proofs` (Triton: test_a_triton_port_is_timed_beside_pytorch).
+@pytest.mark.parametrize(
+    "combination",
+    [pytest.param(COMBINATIONS[0], marks=pytest.mark.proof, id=COMBINATIONS[0].id), COMBINATIONS[3]],
+    ids=lambda combination: combination.id,
+)
 def test_times_every_function_and_backend(repo: Path, combination: Combination) -> None:
     implement(repo, combination, "logsumexp")
     result = bench(repo, *TINY)
