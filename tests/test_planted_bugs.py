@@ -9,9 +9,10 @@ the worked examples and algorithms scaffolded with `parity new` then written (se
 scaffolded.py; their bugs: scaffolded_bugs.py): a user's own algorithm is tested as strongly as
 the examples.
 
-The bugs run in rounds, one bug per algorithm each (tests/planted.py): 18 pytest processes for 51
-bugs, each importing torch and JAX once. The four in the second style (one shared Array API
-implementation, `ARRAY_API_BUGS`) are planted in both combinations.
+The bugs run in rounds, one bug per algorithm each (tests/planted.py), each round one pytest
+process importing torch and JAX once. The bugs of both combinations (PyTorch's, the scaffolded
+algorithms', the four in the second style: one shared Array API implementation, `ARRAY_API_BUGS`)
+are planted in the single layout by `nox -s proofs`, the default `nox` planting each bug once.
 
 A device mix-up (a stray `.cpu()`) cannot show as a wrong device on a machine without a GPU: the
 suite runs every PyTorch function on the `meta` device too (tensors with a shape, a dtype and a
@@ -30,6 +31,7 @@ from tests.planted import Bug, Round, rounds, run_round
 from tests.render import Combination, Render
 from tests.scaffolded import COMMANDS, implement, scaffold
 from tests.scaffolded_bugs import ARRAY_API_BUGS, SCAFFOLDED_BUGS, SCAFFOLDED_JAX_BUGS
+from tests.zoo import SHARE_MARKS
 
 SINGLE = Combination("single", jax=False, triton=True)
 SPLIT_JAX = Combination("split", jax=True)
@@ -204,15 +206,21 @@ JAX_BUGS = [
         caught_by="test_matches_reference",
     ),
 ]
-SINGLE_BUGS = TORCH_BUGS + TRITON_BUGS + TRITON_WRAPPER_BUGS + SCAFFOLDED_BUGS + ARRAY_API_BUGS
-SPLIT_JAX_BUGS = TORCH_BUGS + JAX_BUGS + SCAFFOLDED_BUGS + SCAFFOLDED_JAX_BUGS + ARRAY_API_BUGS
+# Each bug once in the default `nox`'s quick pass (13 rounds); those of both combinations again in
+# the single layout in `nox -s proofs` (6 rounds: the same text in another file).
+BOTH = TORCH_BUGS + SCAFFOLDED_BUGS + ARRAY_API_BUGS
+SHARES = {
+    (SINGLE, "quick"): TRITON_BUGS + TRITON_WRAPPER_BUGS,
+    (SPLIT_JAX, "quick"): BOTH + JAX_BUGS + SCAFFOLDED_JAX_BUGS,
+    (SINGLE, "more"): BOTH,
+}
 ALGORITHMS = ["softmax", "cross_entropy", *COMMANDS]
 
 
-ROUNDS = {SINGLE: rounds(SINGLE_BUGS), SPLIT_JAX: rounds(SPLIT_JAX_BUGS)}
+ROUNDS = {key: rounds(bugs) for key, bugs in SHARES.items()}
 CASES = [
-    pytest.param(combination, bug, id=f"{combination.id}-{bug.name}")
-    for combination, bugs in [(SINGLE, SINGLE_BUGS), (SPLIT_JAX, SPLIT_JAX_BUGS)]
+    pytest.param(combination, bug, share, id=f"{combination.id}-{bug.name}", marks=SHARE_MARKS[share])
+    for (combination, share), bugs in SHARES.items()
     for bug in bugs
 ]
 
@@ -249,9 +257,9 @@ def run_rounds(rendered: Render, tmp_path_factory: pytest.TempPathFactory) -> Ru
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("combination", "bug"), CASES)
-def test_generated_suite_catches(run_rounds: RunRound, combination: Combination, bug: Bug) -> None:
-    (bugs,) = [round_ for round_ in ROUNDS[combination] if bug in round_]
+@pytest.mark.parametrize(("combination", "bug", "share"), CASES)
+def test_generated_suite_catches(run_rounds: RunRound, combination: Combination, bug: Bug, share: str) -> None:
+    (bugs,) = [round_ for round_ in ROUNDS[combination, share] if bug in round_]
     run_rounds(combination, bugs).check_caught(bug)
 
 
