@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 import parity
+from parity.room import assert_close
 
 
 @parity.over(["torch"], ["float32"], devices=["cpu", "cuda"])
@@ -44,7 +45,7 @@ def test_planted(target):
     tolerance = parity.TOLERANCES["float32"]
     off = expected + 3 * (tolerance.atol + tolerance.rtol * np.abs(expected))
     actual = torch.tensor(off, dtype=torch.float32)
-    parity.assert_close(actual, expected, target=target, what="planted")
+    assert_close(actual, expected, target=target, what="planted")
 """
 
 

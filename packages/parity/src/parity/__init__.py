@@ -8,7 +8,7 @@ here:
   ``torch-float32-cuda``. A target is a backend, a dtype and a device; the plugin (plugin.py)
   skips a target whose device is missing (or fails it, with ``--require-device``).
 - `Spec`, `operands()`, `edge_operands()`, `sized_operands()`: the inputs a `Spec` allows, drawn
-  by hypothesis or fixed; `arrays()`, `integers()`, `labels()`, `log_uniform()` for the rest.
+  by hypothesis or fixed; `arrays()` and `log_uniform()` for the rest.
   Values are ``(low, high)`` or intervals with open ends and holes (``"(0, 10]"``, ``"[-10,
   -0.5] | [0.5, 10]"``), honoured by every draw after rounding to the target's dtype; with
   ``extremes``, each call first draws whether it holds extreme values, so about half are
@@ -65,7 +65,7 @@ The same rules in every helper
 
 Values
 ------
-A result `r` of a target with dtype `d` matches the float64 reference `e` element by element where
+A result `r` of a target with dtype `d` matches the float64 reference `e` element by element where::
 
     |r - e| <= atol + rtol * |e| + room
 
@@ -73,6 +73,7 @@ A result `r` of a target with dtype `d` matches the float64 reference `e` elemen
   element-wise operation. A test overrides them per dtype with ``tolerances=``.
 - ``room``: `ROOM` times the larger of two measurements of what the computation cannot do better
   in `d`, both made with the reference itself:
+
   - its *sensitivity*: how far the reference's result moves when every floating input is nudged
     by a random relative amount up to the epsilon of `d` (`NUDGES` tries, the largest change
     counts). A backward-stable computation commits that much: it grows with the number of terms
@@ -100,6 +101,7 @@ A result `r` of a target with dtype `d` matches the float64 reference `e` elemen
     problem, whose error depends on how each input happens to round), they go on, up to
     `ROUNDINGS_AT_MOST`, so that the room reaches the tail of that error instead of depending
     on luck.
+
 - A floor under the room, `NORMWISE` times the result's change when every floating input moves
   by a random amount up to the epsilon of `d` times that operand's largest magnitude: a port may
   compute another way than the reference (an FFT for a sum, a blocked matrix product), backward
@@ -153,7 +155,7 @@ Gradients
 The gradient of ``sum(w * f(...))``, for fixed random weights w (0 where f is not finite), is
 compared with finite differences of the float64 reference, element by element, with a step
 ``h = DIFFERENCE_STEP * max(1, |x_i|)``. A finite difference is an estimate, and its error is
-part of the allowed room: the port's gradient `g` matches where it lies within
+part of the allowed room: the port's gradient `g` matches where it lies within::
 
     atol + rtol * |c| + DIFFERENCE_SAFETY * (|c - c2| + rounding / h)
 
@@ -177,9 +179,9 @@ widened on each side by ``ROOM * eps * max|g|``:
 - a feature closer to x than the step (a clip to a tiny interval; a sine faster than the step;
   an ``eps`` of 1e-12 in a norm; a pole; a period): where `g` lies outside, the one-sided
   differences are taken again on a bounded ladder of finer steps: h/10, h/100, ...
-  (`FINER_STEPS` times); where 0 < |x| < h, steps of `DIFFERENCE_STEP` times |x| itself (1/x at
-  4e-269, whose every step of 6e-6 crosses the pole at 0); then steps 1e4 times smaller each,
-  down to float64's smallest normal number (``fmod(x, 1e-24)`` at x = 0: each step of 6e-6
+  (`FINER_STEPS` times); where ``0 < |x| < h``, steps of `DIFFERENCE_STEP` times ``|x|`` itself
+  (1/x at 4e-269, whose every step of 6e-6 crosses the pole at 0); then steps 1e4 times smaller
+  each, down to float64's smallest normal number (``fmod(x, 1e-24)`` at x = 0: each step of 6e-6
   spans 6e18 periods and measures about 0, while the slope is 1). The ladder goes on while that
   rounding error over the step stays within the allowed room, 1e-3 of the slopes or a 16th of
   `g`'s distance from them; beyond that, the reference computes in long double (where NumPy's
@@ -213,7 +215,7 @@ widened on each side by ``ROOM * eps * max|g|``:
   autodiff picks one permutation and one side of each kink, a valid subgradient that need not
   lie between each element's own one-sided differences. Where `g` still lies outside, central
   differences are taken at up to `NEIGHBOURS` points near x (every element moved at random by
-  up to `NEARBY` times max(1, |x_i|), by a shift they share and one of their own); `g` matches
+  up to `NEARBY` times ``max(1, |x_i|)``, by a shift they share and one of their own); `g` matches
   where it lies, within the allowed room, between the smallest and largest of them. At a
   smooth point they all agree, to `NEARBY` times the curvature, so a wrong gradient still
   fails. Elements are examined worst first; the first that neither explains fails the test.
@@ -270,77 +272,41 @@ error when the test module is collected.
 
 from __future__ import annotations
 
-from .backends import (
-    ARRAY_API,
-    BACKENDS,
-    DEFAULT,
-    PORTS,
-    called_as_public,
-    implementation,
-    shared_implementation,
-    with_defaults,
-)
-from .core import (
-    DEVICES,
-    DTYPES,
-    GRADIENT_TOLERANCE,
-    ROOM,
-    TOLERANCES,
-    Tolerance,
-    not_yet_implemented,
-    tallied,
-    teststatus,
-)
-from .fixed import edge_operands, edge_shapes, sized_operands, sized_shapes
+from .backends import ARRAY_API, BACKENDS, DEFAULT, PORTS
+from .core import DTYPES, TOLERANCES, Tolerance
+from .fixed import edge_operands, sized_operands
 from .gradients import assert_gradient_matches_reference
-from .inputs import arrays, integers, labels, log_uniform, operands, shapes
-from .refusals import ArrayLike, assert_rejects_unsupported
-from .room import assert_close
+from .inputs import arrays, log_uniform, operands
+from .refusals import assert_rejects_unsupported
 from .spec import Spec
-from .targets import Target, missing_backend, missing_device, over, targets
+from .targets import Target, over, targets
 from .transforms import assert_compiled_matches_eager, assert_vmap_matches_loop
 from .values import assert_keeps_type_dtype_device, assert_matches_reference
 
+# What a test module calls. The plugin's and the commands' own helpers (tallying a test's
+# comparisons, its status line, a missing device, a port called through its public function)
+# live in their modules and are imported from there: the reference page lists these alone.
 __all__ = [
     "ARRAY_API",
     "BACKENDS",
     "DEFAULT",
-    "DEVICES",
     "DTYPES",
-    "GRADIENT_TOLERANCE",
     "PORTS",
-    "ROOM",
     "TOLERANCES",
-    "ArrayLike",
     "Spec",
     "Target",
     "Tolerance",
     "arrays",
-    "assert_close",
     "assert_compiled_matches_eager",
     "assert_gradient_matches_reference",
     "assert_keeps_type_dtype_device",
     "assert_matches_reference",
     "assert_rejects_unsupported",
     "assert_vmap_matches_loop",
-    "called_as_public",
     "edge_operands",
-    "edge_shapes",
-    "implementation",
-    "integers",
-    "labels",
     "log_uniform",
-    "missing_backend",
-    "missing_device",
-    "not_yet_implemented",
     "operands",
     "over",
-    "shapes",
-    "shared_implementation",
     "sized_operands",
-    "sized_shapes",
-    "tallied",
     "targets",
-    "teststatus",
-    "with_defaults",
 ]

@@ -41,6 +41,8 @@ from hypothesis import HealthCheck, Phase, settings
 
 import parity
 from parity import report, summary
+from parity.core import not_yet_implemented, tallied, teststatus
+from parity.targets import missing_backend, missing_device
 from parity.triton_backend import interpret_without_cuda
 
 gc.freeze()
@@ -118,10 +120,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if not isinstance(target, parity.Target):
         return
     item.user_properties.append((report.ROW, report.row_of(item)))  # summed up at the end
-    reason = parity.missing_backend(target.backend)
+    reason = missing_backend(target.backend)
     if reason is not None:
         pytest.skip(reason)
-    reason = parity.missing_device(target.backend, target.device, target.dtype)
+    reason = missing_device(target.backend, target.device, target.dtype)
     if reason is not None and target.device in required_devices(item.config):
         pytest.fail(f"{reason}, but --require-device or REQUIRE_DEVICE asks for it")
     if reason is not None:
@@ -158,20 +160,20 @@ def freeze_what_imports_made() -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     """Report what is not written yet (a stub, a missing backend branch) as an expected failure,
-    with its message; fail a test that compared nothing (`parity.tallied`)."""
+    with its message; fail a test that compared nothing (`parity.core.tallied`)."""
     try:
-        with parity.tallied(item):
+        with tallied(item):
             return (yield)
     except NotImplementedError as error:
-        if not parity.not_yet_implemented(error):
+        if not not_yet_implemented(error):
             raise
         pytest.xfail(str(error))
-    return None  # hypothesis found no draw to run (`parity.tallied` lets that through)
+    return None  # hypothesis found no draw to run (`parity.core.tallied` lets that through)
 
 
 def pytest_report_teststatus(report: pytest.TestReport | pytest.CollectReport) -> object:
     """``PASSED (10 compared)`` under ``pytest -v``: how many calls compared values."""
-    return parity.teststatus(report)
+    return teststatus(report)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)  # around the terminal's own summary
@@ -226,7 +228,7 @@ def _jax_float64(pytestconfig: pytest.Config) -> Iterator[None]:
     Without x64, JAX silently computes float64 inputs in float32; on GPUs its default float32
     matmul precision may use TF32 or bfloat16 passes.
     """
-    if "jax" not in parity.BACKENDS or parity.missing_backend("jax"):
+    if "jax" not in parity.BACKENDS or missing_backend("jax"):
         yield  # not a backend of this repo, or not installed: no JAX targets run
         return
     import jax

@@ -49,6 +49,9 @@ from torch.utils import benchmark
 
 import parity
 from parity import Target
+from parity.backends import called_as_public, implementation, shared_implementation
+from parity.core import DEVICES
+from parity.targets import missing_backend, missing_device
 
 from . import bench_compare, bench_report, bench_sizes, roofline
 from .repo import repo_package, repo_root
@@ -105,7 +108,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.ArgumentParser, argpars
     parser.add_argument("--profile", choices=PROFILES, default="quick", help="default: quick")
     parser.add_argument("--only", action="append", metavar="NAME", help="this function only")
     parser.add_argument("--backend", action="append", choices=BACKENDS, help="repeatable")
-    parser.add_argument("--device", action="append", choices=parity.DEVICES, help="repeatable")
+    parser.add_argument("--device", action="append", choices=DEVICES, help="repeatable")
     parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     parser.add_argument("--sizes", type=sizes, help="comma-separated, replaces the profile's")
     parser.add_argument(
@@ -200,14 +203,14 @@ def targets(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[T
                 f"--backend {backend}: this repo has no {backend} backend (pyproject.toml has no "
                 f"`{backend}` extra); `copier update --defaults --data {backend}=true` adds it"
             )
-        reason = parity.missing_backend(backend)
+        reason = missing_backend(backend)
         if reason is not None and args.backend:
             parser.error(f"--backend {backend}: {reason}")
         if reason is not None:
             note(f"{backend} left out: {reason}")
             continue
-        for target in parity.targets([backend], [args.dtype], args.device or parity.DEVICES):
-            reason = parity.missing_device(backend, target.device, args.dtype)
+        for target in parity.targets([backend], [args.dtype], args.device or DEVICES):
+            reason = missing_device(backend, target.device, args.dtype)
             if reason is None and backend == "triton" and target.device == "cpu":
                 note("triton on cpu: timed in Triton's interpreter (TRITON_INTERPRET=1), no kernel")
             if reason is None:
@@ -265,10 +268,10 @@ def what_runs(function: Any, target: Target) -> Any:
     is (NotImplementedError where it has none). The shared implementation on NumPy's arrays; the
     Triton port; and, where a Triton port would take the public function's CUDA tensors, the
     PyTorch port, so that the kernel is timed beside PyTorch itself."""
-    if target.backend == "torch" and parity.implementation(function, "triton") is not None:
-        return parity.called_as_public(function, "pytorch")
+    if target.backend == "torch" and implementation(function, "triton") is not None:
+        return called_as_public(function, "pytorch")
     port = {"numpy_shared": "array_api", "triton": "triton"}.get(target.backend)
-    return function if port is None else parity.called_as_public(function, port)
+    return function if port is None else called_as_public(function, port)
 
 
 def modes(target: Target) -> list[str]:
@@ -375,7 +378,7 @@ def time_function(
         bytes=args.memory_budget or profile.memory_budget,
         peak_of=lambda size: reference_peak(function, reference, benchmark_inputs(size)),
     )
-    if parity.shared_implementation(function) is not None:
+    if shared_implementation(function) is not None:
         targets = [targets[0], Target("numpy_shared", targets[0].dtype), *targets[1:]]
     rows, skips, compared = [], [], set()  # compared: the sizes the reference was timed at
     flops: dict[int, int | None] = {}  # per size: the same for every backend
