@@ -311,6 +311,7 @@ BACKENDS: Mapping[str, Backend] = {
 #: ports after it are compared with NumPy, with gradients and compilers. Triton is not among
 #: them: an algorithm with a Triton port names it (``parity.over([*parity.DEFAULT, "triton"])``).
 DEFAULT = ("numpy", "torch", *(("jax",) if uses_jax() else ()))
+#: The ports of an algorithm with one implementation per backend: `DEFAULT` without NumPy.
 PORTS = DEFAULT[1:]
 #: The backends of an algorithm with one shared implementation for every Array API library: that
 #: implementation on NumPy's arrays and on every other library here (not a backend that runs a

@@ -44,6 +44,8 @@ def not_yet_implemented(error: BaseException) -> bool:
     )
 
 
+#: The dtypes a target may have, the widest first: `over()` runs each one that a backend supports
+#: and the test module's ``SPEC`` allows.
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 DEVICES = ("cpu", "cuda", "mps")
 

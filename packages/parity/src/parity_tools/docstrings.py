@@ -5,6 +5,10 @@ becomes a form feed and "rac", \beta a backspace, \nabla a new line. Sphinx then
 broken reST ("Unexpected section title") without naming the docstring. With this extension in a
 repo's docs/conf.py, the build warns first (an error under -W, as `nox -s docs` builds), naming the
 object and the fix: a raw string, as `parity new` writes.
+
+It also gives a constant that a package re-exports (``parity.BACKENDS``, assigned in
+parity/backends.py) the ``#:`` comment above its assignment, which autodoc looks for only in the
+package's ``__init__.py``.
 """
 
 from __future__ import annotations
@@ -12,9 +16,12 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import sys
 import textwrap
 from typing import Any
 
+from sphinx.errors import PycodeError
+from sphinx.pycode import ModuleAnalyzer
 from sphinx.util import logging
 
 # What such escapes leave behind: control characters other than tab and new line.
@@ -56,6 +63,29 @@ def check_docstring(
         logger.warning("%s %s: its docstring is a plain string with escapes: %s", what, name, HINT)
 
 
+def reexported_comment(
+    _app: object, what: str, name: str, obj: object, _options: object, lines: list[str]
+) -> None:
+    """A re-exported constant without a comment of its own (``parity.DTYPES``) takes the ``#:``
+    comment of the package's module that assigns that very object, in place of the docstring of
+    its type (``tuple``'s) that autodoc falls back to."""
+    package, _, attribute = name.rpartition(".")
+    inherited = (type(obj).__doc__ or "").strip().splitlines()[:1]
+    if what != "data" or not package or [line for line in lines if line.strip()][:1] != inherited:
+        return
+    for module_name, module in sorted(sys.modules.items()):
+        if not module_name.startswith(package + ".") or getattr(module, attribute, None) is not obj:
+            continue
+        try:
+            comment = ModuleAnalyzer.for_module(module_name).find_attr_docs().get(("", attribute))
+        except PycodeError:
+            continue
+        if comment:
+            lines[:] = comment
+            return
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.connect("autodoc-process-docstring", check_docstring)
+    app.connect("autodoc-process-docstring", reexported_comment)
     return {"parallel_read_safe": True}
