@@ -1,6 +1,7 @@
 """The generated repo's docs site: it builds with warnings as errors and no network in every
 layout and JAX combination, and a real browser (Debian's chromium, driven by playwright) finds
-the math rendered, every internal link resolving, and each algorithm through the search page.
+the math rendered, every internal link resolving, each algorithm through the search page, and
+the harness's page: its manual, and each public name of `parity` with its docstring.
 An algorithm's page shows its reference and every port, and the parity grid of the last test
 run (or how to make one), at a laptop's width without a horizontal scrollbar. The scaffold adds a
 new algorithm's page, built from the same text as the examples' pages."""
@@ -8,6 +9,7 @@ new algorithm's page, built from the same text as the examples' pages."""
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import os
 import shutil
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urlsplit
 
+import parity
 import pytest
 
 from tests.render import TOOLS, Combination, Render, fresh_git_repo, git, run
@@ -139,6 +142,18 @@ def test_the_site_builds_offline_and_reads_in_a_browser(
         assert f"_{name}_numpy" in page.locator(".parity-port-numpy pre").inner_text(), "no reference"
     mathjax = [src for src in page.eval_on_selector_all("script[src]", "els => els.map(e => e.src)")]
     assert all(src.startswith(url) for src in mathjax), f"scripts from outside the site: {mathjax}"
+
+    # The harness's page: its manual (help(parity)'s rules), then each public name with its
+    # docstring, and none of the plugin's own helpers.
+    page.goto(f"{url}harness.html")
+    assert "The same rules in every helper" in page.locator("h2").all_inner_texts()
+    for name in parity.__all__:
+        assert page.locator(f'dt[id="parity.{name}"]').count() == 1, f"harness page: no {name}"
+    for name in ["assert_matches_reference", "Spec"]:
+        first_line = (inspect.getdoc(getattr(parity, name)) or "-").partition("\n")[0].replace("`", "")
+        assert first_line in " ".join(page.locator(f'dt[id="parity.{name}"] + dd').inner_text().split())
+    assert "teststatus" not in page.content()
+    assert page.evaluate(NO_SCROLLBAR), "the harness page scrolls sideways"
 
     # Every link within the site leads to a file of it, and to an anchor on that page that exists.
     pages = sorted(path.relative_to(site).as_posix() for path in site.rglob("*.html"))
