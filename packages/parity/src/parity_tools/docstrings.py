@@ -67,11 +67,12 @@ def reexported_comment(
     _app: object, what: str, name: str, obj: object, _options: object, lines: list[str]
 ) -> None:
     """A re-exported constant without a comment of its own (``parity.DTYPES``) takes the ``#:``
-    comment of the package's module that assigns that very object, in place of the docstring of
-    its type (``tuple``'s) that autodoc falls back to."""
+    comment of the package's module that assigns that very object, in place of none or of the
+    docstring of its type (``tuple``'s), which autodoc may fall back to."""
     package, _, attribute = name.rpartition(".")
     inherited = (type(obj).__doc__ or "").strip().splitlines()[:1]
-    if what != "data" or not package or [line for line in lines if line.strip()][:1] != inherited:
+    first = [line for line in lines if line.strip()][:1]
+    if what != "data" or not package or first not in ([], inherited):
         return
     for module_name, module in sorted(sys.modules.items()):
         if not module_name.startswith(package + ".") or getattr(module, attribute, None) is not obj:
