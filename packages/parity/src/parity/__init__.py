@@ -44,6 +44,8 @@ Every helper takes the algorithm's operands as a tuple and its parameters as a d
 options keyword-only, so an algorithm's parameters may have any name (even ``tolerances``). What
 each backend needs (make an array, read it back, take gradients, compile) is in one table,
 `BACKENDS` (backends.py); JAX is one of them where the repo's pyproject.toml has a ``jax`` extra.
+The constants the rules below name (`ROOM`, `NUDGES`, `GRADIENT_TOLERANCE`, ...) are in
+core.py (``parity.core.ROOM``); `TOLERANCES`, which a test module overrides per dtype, is public.
 
 The same rules in every helper
 ------------------------------
