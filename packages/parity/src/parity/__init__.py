@@ -28,6 +28,9 @@ here:
   is skipped there, with the reason; a copy out of a meta tensor (a stray ``.cpu()``) fails.
 - `assert_gradient_matches_reference()`: the gradient with respect to every floating operand
   against finite differences of the NumPy reference: NumPy is the spec for gradients too.
+- `assert_second_derivative_matches()`, `assert_forward_mode_matches()`: the second derivative
+  (a Hessian-vector product) against differences of the port's own first gradient, and forward
+  mode against reverse mode ("Second derivatives and forward mode").
 - `assert_compiled_matches_eager()`, `assert_vmap_matches_loop()`: compiled and batched code
   gives the eager result (within the room of the computation), and compiles once.
 - `assert_rejects_unsupported()`: a clear ``TypeError`` for lists, scalars, array-likes, integer
@@ -252,6 +255,32 @@ its domain) are not compared; ``atol`` and ``rtol`` are `GRADIENT_TOLERANCE`. A 
 (None: no path from that operand to the result) counts as zero, which passes only where the
 differences say zero.
 
+Second derivatives and forward mode
+-----------------------------------
+A first gradient can be right while its own derivative is wrong: a custom ``autograd.Function``
+whose backward uses an intermediate saved outside autograd (pytorch/pytorch#76185, #58509), or
+computes under ``torch.no_grad`` (a second derivative of 0), passes the gradient test and breaks
+meta-learning, influence functions, gradient penalties. `assert_second_derivative_matches`
+takes the Hessian-vector product of the gradient test's loss by the backend's own second
+derivative (PyTorch's double backward with ``create_graph=True``, JAX's ``jax.jvp`` of
+``jax.grad``, a Triton port through its registered backward), projects it on a random vector u,
+and compares it with central differences of the port's own first gradient along a random
+direction v, by the rules of "Gradients" (its ladder of finer steps, kinks, poles, a domain's
+end): a difference that straddles a kink of the first gradient (relu, a clamp: a second
+derivative of 0 almost everywhere) is not a failure. `assert_forward_mode_matches` checks the
+Jacobian-vector product (``torch.func.jvp``, ``jax.jvp``) against the reverse-mode gradient by
+the identity ``<J v, w> = <v, Jᵀ w>``, within `GRADIENT_TOLERANCE` of the terms' magnitudes; at
+a kink, where the two modes may take different sides, a JVP between the reference's one-sided
+differences along v passes.
+
+A capability is not correctness (capabilities.py). Where the library refuses what a test asks
+(a custom Function without ``jvp`` under forward mode; a classic-style Function, ``forward(ctx,
+...)``, under ``torch.func``; a custom operator whose backward has no autograd formula under a
+second derivative; a graph break under ``torch.compile(fullgraph=True)``), the test is skipped,
+quoting the library's reason, saying how to add the capability and how to require it: ``SPEC =
+parity.Spec(..., requires={"second_derivative", "forward_mode", "vmap", "one_graph"})``. A
+required capability's absence fails; a wrong value fails always.
+
 No vacuous pass
 ---------------
 A test that calls the harness must compare something: a value (or a gradient, a type, dtype and
@@ -276,6 +305,7 @@ from __future__ import annotations
 
 from .backends import ARRAY_API, BACKENDS, DEFAULT, PORTS
 from .core import DTYPES, TOLERANCES, Tolerance
+from .derivatives import assert_forward_mode_matches, assert_second_derivative_matches
 from .fixed import edge_operands, sized_operands
 from .gradients import assert_gradient_matches_reference
 from .inputs import arrays, log_uniform, operands
@@ -300,10 +330,12 @@ __all__ = [
     "Tolerance",
     "arrays",
     "assert_compiled_matches_eager",
+    "assert_forward_mode_matches",
     "assert_gradient_matches_reference",
     "assert_keeps_type_dtype_device",
     "assert_matches_reference",
     "assert_rejects_unsupported",
+    "assert_second_derivative_matches",
     "assert_vmap_matches_loop",
     "edge_operands",
     "log_uniform",

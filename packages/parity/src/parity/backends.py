@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
+from .capabilities import lacks
 from .core import DEVICES, DTYPES, Function, Parameters, call_eagerly, run_reference, with_replaced
 from .jax_backend import (
     JAX_DTYPES,
@@ -23,6 +24,8 @@ from .jax_backend import (
     jax_compile,
     jax_describe,
     jax_gradients,
+    jax_hessian_vector,
+    jax_jacobian_vector,
     uses_jax,
 )
 from .layouts import Layout, torch_layouts
@@ -53,6 +56,18 @@ def describe_array(array: Any) -> tuple[str, str, str]:
 Gradients = Callable[
     [Function, list[Any], list[int], NDArray[np.float64], Parameters], dict[int, dict[str, Any]]
 ]
+#: ``hessian_vector(function, arguments, wrt, weights, directions, parameters)``: for each
+#: position in `wrt`, the Hessian of ``sum(weights * function(...))`` times the `directions`
+#: (one per position), and whether the first gradient carried a graph (else the product is 0).
+HessianVector = Callable[
+    [Function, list[Any], list[int], NDArray[np.float64], list[NDArray[np.float64]], Parameters],
+    tuple[list[Any], bool],
+]
+#: ``jacobian_vector(function, arguments, wrt, tangents, parameters)``: the result's tangent by
+#: forward-mode AD, the operands at `wrt` moving along `tangents`.
+JacobianVector = Callable[
+    [Function, list[Any], list[int], list[NDArray[np.float64]], Parameters], Any
+]
 #: ``compile(function, compiler)``: the compiled function, how many times it compiled so far,
 #: and how it was compiled (for messages).
 Compile = Callable[[Function, str], tuple[Function, Callable[[], int], str]]
@@ -72,6 +87,8 @@ class Backend:
     #: ``call(function, arguments, parameters)``: the function on arrays of this backend.
     call: Callable[[Function, Sequence[Any], Parameters], Any] = call_eagerly
     gradients: Gradients | None = None
+    hessian_vector: HessianVector | None = None
+    jacobian_vector: JacobianVector | None = None
     compile: Compile | None = None
     #: The module that must be installed, and how to install it, where it is not.
     module: str = ""
@@ -145,10 +162,84 @@ def _torch_gradients(
     }
     if functorch:
         detached = [x.detach() for x in chosen]
-        func = torch.func.grad(loss, argnums=tuple(range(len(chosen))))(*detached)
+        try:
+            func = torch.func.grad(loss, argnums=tuple(range(len(chosen))))(*detached)
+        except RuntimeError as error:
+            if not lacks("vmap", error):
+                raise
+            # A classic-style autograd.Function refuses every torch.func transform: a
+            # capability it lacks (its vmap test reports it), not a wrong gradient.
+            return found
         for position, by_func in zip(wrt, func, strict=True):
             found[position]["torch.func.grad"] = by_func
     return found
+
+
+def _torch_hessian_vector(
+    function: Function,
+    arguments: list[Any],
+    wrt: list[int],
+    weights: NDArray[np.float64],
+    directions: list[NDArray[np.float64]],
+    parameters: Parameters,
+) -> tuple[list[Any], bool]:
+    """Double backward: `torch.autograd.grad` with ``create_graph=True``, then again."""
+    chosen = [arguments[position].detach().requires_grad_() for position in wrt]
+    w = torch.as_tensor(weights, dtype=chosen[0].dtype, device=chosen[0].device)
+    loss = (w * function(*with_replaced(arguments, wrt, chosen), **parameters)).sum()
+    if not loss.requires_grad:
+        return [None] * len(chosen), False
+    first = torch.autograd.grad(loss, chosen, create_graph=True, allow_unused=True)
+    along = [
+        (g * torch.as_tensor(v, dtype=g.dtype, device=g.device)).sum()
+        for g, v in zip(first, directions, strict=True)
+        if getattr(g, "requires_grad", False)  # None, where the operand is unused
+    ]
+    if not along:  # a backward on detached tensors, or under no_grad: no second derivative
+        return [None] * len(chosen), False
+    return list(torch.autograd.grad(torch.stack(along).sum(), chosen, allow_unused=True)), True
+
+
+def _torch_jacobian_vector(
+    function: Function,
+    arguments: list[Any],
+    wrt: list[int],
+    tangents: list[NDArray[np.float64]],
+    parameters: Parameters,
+) -> Any:
+    """`torch.func.jvp`."""
+    primals = tuple(arguments[position] for position in wrt)
+    moving = tuple(
+        torch.as_tensor(t, dtype=p.dtype, device=p.device)
+        for p, t in zip(primals, tangents, strict=True)
+    )
+
+    def along(*values: torch.Tensor) -> Any:
+        return function(*with_replaced(arguments, wrt, values), **parameters)
+
+    return torch.func.jvp(along, primals, moving)[1]
+
+
+def reverse_gradients(
+    target: str,
+    function: Function,
+    arguments: list[Any],
+    wrt: list[int],
+    weights: NDArray[np.float64],
+    parameters: Parameters,
+) -> list[Any]:
+    """For each position in `wrt`, the gradient of ``sum(weights * function(...))`` by the
+    backend's own reverse mode (PyTorch: `torch.autograd.grad` alone), None where the graph was
+    cut."""
+    backend = BACKENDS[target]
+    if backend.gradients is None:
+        msg = f"no gradients on {target}"
+        raise ValueError(msg)
+    if backend.describe is _torch_describe:
+        found = _torch_gradients(function, arguments, wrt, weights, parameters, functorch=False)
+    else:
+        found = backend.gradients(function, arguments, wrt, weights, parameters)
+    return [next(iter(found[position].values())) for position in wrt]
 
 
 def _torch_compile(function: Function, compiler: str) -> tuple[Function, Callable[[], int], str]:
@@ -254,6 +345,8 @@ BACKENDS: Mapping[str, Backend] = {
         to_numpy=_torch_to_numpy,
         describe=_torch_describe,
         gradients=_torch_gradients,
+        hessian_vector=_torch_hessian_vector,
+        jacobian_vector=_torch_jacobian_vector,
         compile=_torch_compile,
         layouts=torch_layouts,
     ),
@@ -267,6 +360,8 @@ BACKENDS: Mapping[str, Backend] = {
                 describe=jax_describe,
                 call=jax_call,
                 gradients=jax_gradients,
+                hessian_vector=jax_hessian_vector,
+                jacobian_vector=jax_jacobian_vector,
                 compile=jax_compile,
                 install="pip install -e '.[jax]'",
             )
@@ -286,6 +381,8 @@ BACKENDS: Mapping[str, Backend] = {
                 # Not torch.func.grad: a custom operator's backward (the kernels' launch is one)
                 # refuses functorch's transforms (torch 2.13).
                 gradients=functools.partial(_torch_gradients, functorch=False),
+                hessian_vector=_torch_hessian_vector,
+                jacobian_vector=_torch_jacobian_vector,
                 compile=_torch_compile,
                 install="pip install -e '.[triton]'",
                 arrays="torch",

@@ -359,7 +359,7 @@ def _along(terms: Terms, operands: list[NDArray[Any]], position: int) -> Any:
     return along
 
 
-def _assert_gradient_close(
+def assert_gradient_close(
     gradient: Any,
     differences: Differences,
     *,
@@ -368,7 +368,10 @@ def _assert_gradient_close(
     outputs_finite: bool,
     compare_values: bool,
     flat_room: float,
+    against: str = "finite differences of the float64 NumPy reference",
 ) -> None:
+    """Fail where `gradient` lies outside the `differences` and their room (module docstring,
+    "Gradients"); the message names `what` and what it was compared `against`."""
     __tracebackhide__ = True
     shape = differences.central.shape
     missing = gradient is None
@@ -423,7 +426,7 @@ def _assert_gradient_close(
             f"{tuple(int(i) for i in worst)}.\n{NO_GRADIENT_HINT}"
         )
     pytest.fail(
-        f"{what} differs from finite differences of the float64 NumPy reference at "
+        f"{what} differs from {against} at "
         f"{unexplained}{np.count_nonzero(~matches)} of {got.size} elements.\n"
         f"Worst at index {tuple(int(i) for i in worst)}: got {float(got[worst])!r}, central "
         f"difference {float(c[worst])!r} (one-sided: {float(b[worst])!r} and {float(f[worst])!r}); "
@@ -460,7 +463,7 @@ def _assert_finite_where(
         )
 
 
-def _without_subnormals(value: NDArray[Any]) -> NDArray[Any]:
+def without_subnormals(value: NDArray[Any]) -> NDArray[Any]:
     """`value` with its subnormal elements replaced by 0 (module docstring, "Gradients")."""
     if value.dtype.kind != "f":
         return value
@@ -493,7 +496,7 @@ def assert_gradient_matches_reference(
     if declared:
         pytest.skip(f"SPEC.no_gradient: {declared}")
     parameters = parameters or {}
-    reference = [_without_subnormals(np.asarray(value)) for value in operands]
+    reference = [without_subnormals(np.asarray(value)) for value in operands]
     arguments = [target.asarray(value) for value in reference]
     expected = expected_from(function, arguments, parameters)
     gradients = BACKENDS[target.backend].gradients
@@ -538,7 +541,7 @@ def assert_gradient_matches_reference(
         name = argument_names(function, len(reference))[position]
         for method, gradient in found[position].items():
             what = f"the {method} gradient of {function.__name__} for {name} on {target}"
-            _assert_gradient_close(
+            assert_gradient_close(
                 gradient,
                 differences,
                 target=target,

@@ -133,3 +133,52 @@ def jax_compile(function: Function, compiler: str) -> tuple[Function, Callable[[
         return function(*arguments)
 
     return jax.jit(traced), lambda: traces, "jax.jit"
+
+
+def jax_hessian_vector(
+    function: Function,
+    arguments: list[Any],
+    wrt: list[int],
+    weights: NDArray[np.float64],
+    directions: list[NDArray[np.float64]],
+    parameters: Parameters,
+) -> tuple[list[Any], bool]:
+    """``jax.jvp`` of ``jax.grad`` (forward over reverse), under ``jax.jit``."""
+    import jax
+    import jax.numpy as jnp
+
+    def loss(*values: Any) -> Any:
+        arguments_ = list(arguments)
+        for position, value in zip(wrt, values, strict=True):
+            arguments_[position] = value
+        return jnp.sum(weights * function(*arguments_, **parameters))
+
+    primals = tuple(arguments[position] for position in wrt)
+    tangents = tuple(
+        jnp.asarray(v, dtype=p.dtype) for p, v in zip(primals, directions, strict=True)
+    )
+    gradient = jax.grad(loss, argnums=tuple(range(len(wrt))))
+    _, product = jax.jit(lambda p, t: jax.jvp(gradient, p, t))(primals, tangents)
+    return list(product), True
+
+
+def jax_jacobian_vector(
+    function: Function,
+    arguments: list[Any],
+    wrt: list[int],
+    tangents: list[NDArray[np.float64]],
+    parameters: Parameters,
+) -> Any:
+    """``jax.jvp``, under ``jax.jit``."""
+    import jax
+    import jax.numpy as jnp
+
+    def along(*values: Any) -> Any:
+        arguments_ = list(arguments)
+        for position, value in zip(wrt, values, strict=True):
+            arguments_[position] = value
+        return function(*arguments_, **parameters)
+
+    primals = tuple(arguments[position] for position in wrt)
+    moving = tuple(jnp.asarray(t, dtype=p.dtype) for p, t in zip(primals, tangents, strict=True))
+    return jax.jit(lambda p, t: jax.jvp(along, p, t))(primals, moving)[1]

@@ -6,12 +6,13 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
 
+from .capabilities import CAPABILITIES
 from .core import DTYPES, VALUES
 
 #: A bound: a number, or a name with an optional whole factor: a letter of the shapes (its drawn
@@ -236,6 +237,11 @@ class Spec:
         For a dtype (among `DTYPES`), why it cannot hold the problem for some draws: ``{"float16":
         "exp(x) overflows from 11"}``. A test in that dtype that compared nothing is then skipped,
         naming this declaration, instead of failing.
+    requires
+        The capabilities every port must have, among ``"second_derivative"``,
+        ``"forward_mode"``, ``"vmap"`` and ``"one_graph"`` (capabilities.py): where a port
+        lacks one that is not required, the test of it is skipped, quoting the library's
+        refusal; where it is required, that test fails. A wrong value fails either way.
 
     A bound that names a parameter takes its value from ``parameters=`` of `operands`,
     `shapes`, `edge_operands` and `sized_operands`: draw that parameter first, and pass
@@ -251,6 +257,7 @@ class Spec:
     dtypes: tuple[str, ...] = DTYPES
     no_gradient: str = ""
     cannot_hold: Mapping[str, str] = field(default_factory=dict)
+    requires: Collection[str] = frozenset()
 
     def __post_init__(self) -> None:
         letters = set(self.letters)
@@ -303,6 +310,12 @@ class Spec:
                     f"a string: { {dtype: 'exp(x) overflows'} }"
                 )
                 raise ValueError(msg)
+        if isinstance(self.requires, str) or set(self.requires) - set(CAPABILITIES):
+            msg = (
+                f"requires {self.requires!r}: give a set of capabilities among "
+                f"{sorted(CAPABILITIES)}, e.g. requires={{'forward_mode'}}"
+            )
+            raise ValueError(msg)
         self.order()  # refuses bounds that refer to each other in a circle
 
     @property

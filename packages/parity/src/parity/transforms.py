@@ -118,6 +118,7 @@ def assert_compiled_matches_eager(
             name,
             parameters=parameters,
             dtype=target.dtype,
+            capability="one_graph",
         )
         if expected.error is None and result is not None and eager_result is not None:
             compared = check(result, eager_result, name, tolerances) or compared
@@ -185,6 +186,7 @@ def assert_vmap_matches_loop(
         what,
         parameters=parameters,
         dtype=target.dtype,
+        capability="vmap",
     )
     comparable = expected.error is None and result is not None and looped is not None
     if comparable and check(result, looped, what, tolerances):

@@ -16,6 +16,7 @@ import torch
 from numpy.typing import NDArray
 
 from .backends import BACKENDS, Backend, to_numpy
+from .capabilities import lacks, report_absent
 from .core import (
     NUMERIC_WARNINGS,
     Function,
@@ -117,12 +118,15 @@ def run_port(
     parameters: Parameters | None = None,
     dtype: str = "",
     hint: str = "",
+    capability: str = "",
 ) -> Any:
     """`call()`, the target's computation, which must raise if and only if the reference raises,
     and leave `arguments` alone. Returns its result, or None where it raised as it may: where the
     reference raises too, or where the reference computing in `dtype` cannot hold the problem
     (given `parameters`); each such call is counted in the test's tally. `hint` ends the message
-    of a port that raised where the reference returns."""
+    of a port that raised where the reference returns. Where the call exercises a `capability`
+    (capabilities.py) and the library refuses it, the test is skipped with that reason, or
+    fails where the test module's SPEC requires it."""
     __tracebackhide__ = True
     before = _snapshot(arguments)
     try:
@@ -135,6 +139,8 @@ def run_port(
         if expected.error is not None:
             _count_refusal(arguments)  # both raise: which exception is each backend's own choice
             return None
+        if capability and lacks(capability, error):
+            report_absent(capability, what, error)
         shape = tuple(np.shape(to_numpy(expected.result)))
         if 0 in shape:
             # No element to disagree on: raising is as good as an empty result.
