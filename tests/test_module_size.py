@@ -39,7 +39,7 @@ TOOLING = [
 TOOLING_LINES = 1067
 #: The most lines of Python a repo rendered with the most options (split layout, JAX) may hold,
 #: tests included (8,051 when the harness and the tools were copied into it, not installed).
-REPO_LINES = 2010
+REPO_LINES = 2040
 
 
 def _lengths(modules: list[Path]) -> dict[str, int]:

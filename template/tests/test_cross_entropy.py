@@ -133,6 +133,17 @@ def test_gradient_matches_reference(target: Target, data: st.DataObject) -> None
         )
 
 
+@parity.over(parity.PORTS, ["float64"])
+def test_second_derivative_matches(target: Target) -> None:
+    # Differentiated twice: against differences of the port's own (checked) gradient.
+    parity.assert_second_derivative_matches(cross_entropy, target, (LOGITS, LABELS))
+
+
+@parity.over(parity.PORTS, ["float64"])
+def test_forward_mode_matches_reverse(target: Target) -> None:
+    parity.assert_forward_mode_matches(cross_entropy, target, (LOGITS, LABELS))
+
+
 @parity.over(parity.PORTS, ["float32"])
 def test_compiles_to_one_graph(target: Target) -> None:
     parity.assert_compiled_matches_eager(cross_entropy, target, (LOGITS, LABELS))

@@ -118,6 +118,17 @@ def test_gradient_matches_reference(target: Target, data: st.DataObject) -> None
         )
 
 
+@parity.over(["torch", "jax"], ["float64"])
+def test_second_derivative_matches(target: Target) -> None:
+    # Differentiated twice: against differences of the port's own (checked) gradient.
+    parity.assert_second_derivative_matches(log_softmax, target, (X,), {"axis": 0})
+
+
+@parity.over(["torch", "jax"], ["float64"])
+def test_forward_mode_matches_reverse(target: Target) -> None:
+    parity.assert_forward_mode_matches(log_softmax, target, (X,), {"axis": 0})
+
+
 @parity.over(["torch"], ["float32"])
 def test_compiles_to_one_graph(target: Target) -> None:
     # JAX's targets above already run through jax.jit (parity.BACKENDS).

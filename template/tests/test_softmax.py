@@ -131,6 +131,20 @@ def test_gradient_matches_reference(target: Target, data: st.DataObject) -> None
         )
 
 
+@parity.over(BACKENDS[1:], ["float64"])
+def test_second_derivative_matches(target: Target) -> None:
+    # Differentiated twice (a gradient penalty, meta-learning): against differences of the
+    # port's own gradient. A port that cannot (a Triton port's backward, a custom operator
+    # without a backward of its own) is skipped, quoting PyTorch, unless SPEC's requires= says
+    # it must: parity.Spec(..., requires={"second_derivative"}).
+    parity.assert_second_derivative_matches(softmax, target, (X,), {"axis": 0})
+
+
+@parity.over(BACKENDS[1:], ["float64"])
+def test_forward_mode_matches_reverse(target: Target) -> None:
+    parity.assert_forward_mode_matches(softmax, target, (X,), {"axis": 0})
+
+
 @parity.over(BACKENDS[1:], ["float32"])
 def test_compiles_to_one_graph(target: Target) -> None:
     parity.assert_compiled_matches_eager(softmax, target, (X,), {"axis": 0})

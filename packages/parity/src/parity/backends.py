@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -207,7 +208,9 @@ def _torch_jacobian_vector(
     tangents: list[NDArray[np.float64]],
     parameters: Parameters,
 ) -> Any:
-    """`torch.func.jvp`."""
+    """`torch.func.jvp`. Where its tangent is 0, `torch.autograd.forward_ad` tells a true 0
+    from none at all: an operation without a forward-mode formula (a custom operator without
+    one) drops the tangent silently, and torch.func.jvp reads that as 0."""
     primals = tuple(arguments[position] for position in wrt)
     moving = tuple(
         torch.as_tensor(t, dtype=p.dtype, device=p.device)
@@ -217,7 +220,25 @@ def _torch_jacobian_vector(
     def along(*values: torch.Tensor) -> Any:
         return function(*with_replaced(arguments, wrt, values), **parameters)
 
-    return torch.func.jvp(along, primals, moving)[1]
+    with warnings.catch_warnings():
+        # Forward mode's first use loads PyTorch's own decompositions through torch.jit.script,
+        # which warns of its deprecation: PyTorch's internals, not the port.
+        warnings.filterwarnings("ignore", "`torch.jit.script", DeprecationWarning)
+        tangent = torch.func.jvp(along, primals, moving)[1]
+        if isinstance(tangent, torch.Tensor) and not bool(tangent.any()):
+            with torch.autograd.forward_ad.dual_level():
+                duals = [
+                    torch.autograd.forward_ad.make_dual(p, t)
+                    for p, t in zip(primals, moving, strict=True)
+                ]
+                if torch.autograd.forward_ad.unpack_dual(along(*duals)).tangent is None:
+                    msg = (
+                        "the result has no tangent under forward-mode AD (forward_ad's dual of "
+                        "the result has none): an operation without a forward-mode formula "
+                        "dropped it, and torch.func.jvp reads that as 0"
+                    )
+                    raise NotImplementedError(msg)
+    return tangent
 
 
 def reverse_gradients(

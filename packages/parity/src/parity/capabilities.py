@@ -44,8 +44,8 @@ CAPABILITIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         (
             "give the autograd.Function a jvp staticmethod (the output's tangent from the inputs' "
             "tangents; ctx.save_for_forward keeps what it needs) and, for torch.func, the new "
-            "style (a setup_context staticmethod); or compose the port of differentiable "
-            "operations"
+            "style (a setup_context staticmethod); a custom operator's forward mode comes from "
+            "such a Function around it; or compose the port of differentiable operations"
         ),
     ),
     "vmap": (
