@@ -242,3 +242,40 @@ def test_a_spec_refuses_an_unknown_capability() -> None:
 
     with pytest.raises(ValueError, match="capabilities among"):
         parity.Spec(shapes={"x": "..."}, requires={"double_backward"})
+
+
+GRAPH_BREAK = """
+import numpy as np
+import torch
+
+import parity
+
+SPEC = parity.Spec(shapes={"x": "...n"}, requires=REQUIRES)
+
+
+def scaled(x):
+    if isinstance(x, np.ndarray):
+        return x * 2.0
+    torch._dynamo.graph_break()  # as a print, or a call dynamo cannot trace, would
+    return x * 2.0
+
+
+@parity.over(["torch"], ["float32"], devices=["cpu"])
+def test_compiles(target):
+    parity.assert_compiled_matches_eager(scaled, target, (np.ones((2, 3)),))
+"""
+
+
+@pytest.mark.parametrize("requires", ["()", '{"one_graph"}'])
+def test_a_graph_break_is_skipped_until_the_spec_requires_one_graph(
+    pytester: pytest.Pytester, requires: str
+) -> None:
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_module=GRAPH_BREAK.replace("REQUIRES", requires))
+    result = pytester.runpytest_subprocess("-rs", "-p", "no:cacheprovider")
+    if requires == "()":
+        result.assert_outcomes(skipped=1)
+        result.stdout.fnmatch_lines(["*compiling to one graph * is absent (Unsupported: *"])
+    else:
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(["*is absent *SPEC requires 'one_graph'*"])

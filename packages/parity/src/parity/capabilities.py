@@ -59,7 +59,7 @@ CAPABILITIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     ),
     "one_graph": (
         "compiling to one graph (torch.compile(fullgraph=True))",
-        ("graph break", "unsupported"),
+        (),  # by the error's type: `lacks`
         (
             "remove the graph break the message names (.item(), print, a branch on a tensor's "
             "value, a call torch.compile cannot trace), or wrap the kernel as a custom operator "
@@ -72,9 +72,11 @@ CAPABILITIES: dict[str, tuple[str, tuple[str, ...], str]] = {
 def lacks(capability: str, error: BaseException) -> bool:
     """Whether `error` is the library's refusal of `capability` (not a failure of the port's
     own code): its message names the missing capability; for ``one_graph``, any error of
-    torch._dynamo's ``Unsupported`` family (a graph break)."""
-    if capability == "one_graph":
-        return any(kind.__name__ == "Unsupported" for kind in type(error).__mro__)
+    torch._dynamo's ``Unsupported`` family (a graph break), or its refusal to guard on a
+    data-dependent expression (a branch on a tensor's value)."""
+    if capability == "one_graph":  # a graph break, or a guard on a tensor's value
+        kinds = [kind.__name__ for kind in type(error).__mro__]
+        return "Unsupported" in kinds or ("UserError" in kinds and "data-dependent" in str(error))
     _, phrases, _ = CAPABILITIES[capability]
     message = str(error).lower()
     return any(phrase in message for phrase in phrases)

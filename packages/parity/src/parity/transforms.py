@@ -88,7 +88,8 @@ def assert_compiled_matches_eager(
     `compiler`, ``aot_eager``, traces the forward and backward graphs as inductor would but
     skips code generation (a second instead of half a minute on a CPU); pass
     ``compiler="inductor"`` for the real thing. Other backends compile their own way (their
-    ``compile`` in `BACKENDS`).
+    ``compile`` in `BACKENDS`). A graph break is a capability the port lacks, not a wrong value:
+    the test is skipped with torch's reason unless the SPEC requires ``"one_graph"``.
     """
     __tracebackhide__ = True
     parameters = parameters or {}
@@ -148,7 +149,9 @@ def assert_vmap_matches_loop(
 ) -> None:
     """``torch.func.vmap`` of `function` over the leading axis of the batched operands (those
     with ``...`` in `spec`; every operand without a `spec`) equals `function` applied to each
-    slice, stacked, within the room of the computation."""
+    slice, stacked, within the room of the computation. Where torch.func refuses the port (a
+    classic-style autograd.Function), the test is skipped with that reason unless the SPEC
+    requires ``"vmap"``."""
     __tracebackhide__ = True
     parameters = parameters or {}
     arguments = [target.asarray(value) for value in operands]
