@@ -25,6 +25,7 @@ CAPABILITIES: dict[str, tuple[str, tuple[str, ...], str]] = {
             "no autograd formula was registered",
             "once_differentiable",
             "does not support double backward",
+            "derivative for",  # "the derivative for '_cdist_backward' is not implemented"
         ),
         (
             "write the backward in differentiable operations of the saved tensors; for a custom "
