@@ -88,11 +88,12 @@ def test_writes_the_port_its_kernels_the_dispatch_and_the_backends(layout: str) 
     assert "# mypy: disallow-untyped-defs=False, disallow-incomplete-defs=False\n" in text
     assert "# mypy: disallow-untyped-decorators=False\n" in text
     assert text.count("TODO") >= 3
-    # The tests: the Triton port among the backends, compared, differentiated and compiled.
+    # The tests: the Triton port among the backends, compared, differentiated (once, twice, in
+    # forward mode) and compiled.
     tests = written["tests/test_rms_norm.py"]
     assert 'BACKENDS = [*parity.DEFAULT, "triton"]\n' in tests
     assert tests.count("@parity.over(BACKENDS)\n") == 2
-    assert tests.count("@parity.over(BACKENDS[1:], ") == 2
+    assert tests.count("@parity.over(BACKENDS[1:], ") == 4
 
 
 def test_the_triton_port_takes_the_operands_only_where_all_are_on_cuda() -> None:
