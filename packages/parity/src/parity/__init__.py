@@ -267,7 +267,9 @@ derivative (PyTorch's double backward with ``create_graph=True``, JAX's ``jax.jv
 and compares it with central differences of the port's own first gradient along a random
 direction v, by the rules of "Gradients" (its ladder of finer steps, kinks, poles, a domain's
 end): a difference that straddles a kink of the first gradient (relu, a clamp: a second
-derivative of 0 almost everywhere) is not a failure. `assert_forward_mode_matches` checks the
+derivative of 0 almost everywhere) is not a failure, nor a NaN where an operand holds an exact 0
+(the libraries' double backward of a zero vector's norm divides 0 by 0; counted unmeasured).
+`assert_forward_mode_matches` checks the
 Jacobian-vector product (``torch.func.jvp``, ``jax.jvp``) against the reverse-mode gradient by
 the identity ``<J v, w> = <v, Jᵀ w>``, within `GRADIENT_TOLERANCE` of the terms' magnitudes; at
 a kink, where the two modes may take different sides, a JVP between the reference's one-sided

@@ -225,19 +225,22 @@ def _torch_jacobian_vector(
         # which warns of its deprecation: PyTorch's internals, not the port.
         warnings.filterwarnings("ignore", "`torch.jit.script", DeprecationWarning)
         tangent = torch.func.jvp(along, primals, moving)[1]
-        if isinstance(tangent, torch.Tensor) and not bool(tangent.any()):
+        if isinstance(tangent, torch.Tensor) and tangent.numel() and not bool(tangent.any()):
             with torch.autograd.forward_ad.dual_level():
                 duals = [
                     torch.autograd.forward_ad.make_dual(p, t)
                     for p, t in zip(primals, moving, strict=True)
                 ]
-                if torch.autograd.forward_ad.unpack_dual(along(*duals)).tangent is None:
-                    msg = (
-                        "the result has no tangent under forward-mode AD (forward_ad's dual of "
-                        "the result has none): an operation without a forward-mode formula "
-                        "dropped it, and torch.func.jvp reads that as 0"
-                    )
-                    raise NotImplementedError(msg)
+                dropped = torch.autograd.forward_ad.unpack_dual(along(*duals)).tangent is None
+            # A result that depends on no input (polyval of no coefficients) has no tangent
+            # either: only one that reverse mode differentiates has lost it.
+            if dropped and along(*[p.detach().requires_grad_() for p in primals]).requires_grad:
+                msg = (
+                    "the result has no tangent under forward-mode AD (forward_ad's dual of "
+                    "the result has none): an operation without a forward-mode formula "
+                    "dropped it, and torch.func.jvp reads that as 0"
+                )
+                raise NotImplementedError(msg)
     return tangent
 
 
