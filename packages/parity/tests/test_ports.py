@@ -10,24 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-# A port 3 times float32's allowance off, compared on the CPU (test_report.py plants the same).
-PLANTED = """
-import numpy as np
-import torch
-
-import parity
-from parity.room import assert_close
-
-
-@parity.over(["torch"], ["float32"], devices=["cpu"])
-def test_planted(target):
-    expected = np.linspace(-4.0, 4.0, 50)
-    tolerance = parity.TOLERANCES["float32"]
-    off = expected + 3 * (tolerance.atol + tolerance.rtol * np.abs(expected))
-    actual = torch.tensor(off, dtype=torch.float32)
-    assert_close(actual, expected, target=target, what="planted")
-"""
+from ports_written import DOUBLE, PLANTED
 
 SINGLE = '''
 def _planted_numpy(x):
@@ -91,3 +74,17 @@ def test_the_split_layout_s_ports_are_the_reference_s_siblings(tmp_path: Path) -
     assert "NumPy (the reference)" in html
     assert "PyTorch" in html
     assert "_planted_pytorch" in html
+
+
+def test_the_grid_says_which_capabilities_a_port_has_and_lacks(pytester: pytest.Pytester) -> None:
+    (pytester.path / "src").mkdir()
+    source = (
+        "def _double_numpy(x):\n    return 2 * x\n\n\ndef _double_pytorch(x):\n    return x * 2\n"
+    )
+    (pytester.path / "src" / "double.py").write_text(source, encoding="utf-8")
+    pytester.makepyfile(test_double=DOUBLE)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--parity-report=reports/parity.json")
+    html = build(pytester.path, "double.py")
+    assert "lacks forward mode" in html, html
+    assert "has second derivative" in html, html
+    assert "Lacked, in the library" in html, html

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from ports_written import DOUBLE, PLANTED
 
 SCALE = """
 import numpy as np
@@ -28,24 +29,6 @@ def scale(x):
 def test_scale(target, data):
     (x,) = data.draw(parity.operands(target, parity.Spec(shapes={"x": "..."})))
     parity.assert_matches_reference(scale, target, (x,))
-"""
-# Its own module: a row's algorithm is its test module's name.
-PLANTED = """
-import numpy as np
-import torch
-
-import parity
-from parity.room import assert_close
-
-
-@parity.over(["torch"], ["float32"], devices=["cpu", "cuda"])
-def test_planted(target):
-    # A port 3 times its allowance off: atol + rtol * |expected|, float32's tolerance.
-    expected = np.linspace(-4.0, 4.0, 50)
-    tolerance = parity.TOLERANCES["float32"]
-    off = expected + 3 * (tolerance.atol + tolerance.rtol * np.abs(expected))
-    actual = torch.tensor(off, dtype=torch.float32)
-    assert_close(actual, expected, target=target, what="planted")
 """
 
 
@@ -103,3 +86,17 @@ def test_with_xdist_the_controller_writes_every_worker_s_rows(pytester: pytest.P
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", f"--parity-report={report}")
     rows = json.loads(report.read_text(encoding="utf-8"))["rows"]
     assert sum(row["passed"] + row["failed"] + sum(row["skipped"].values()) for row in rows) == 4
+
+
+def test_the_report_and_the_closing_line_name_a_capability_the_port_lacks(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_double=DOUBLE)
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--parity-report=parity.json")
+    run.assert_outcomes(passed=1, skipped=1)
+    (row,) = json.loads((pytester.path / "parity.json").read_text(encoding="utf-8"))["rows"]
+    capabilities = row["capabilities"]
+    assert capabilities["second_derivative"] == "present", capabilities
+    assert capabilities["forward_mode"].startswith("absent: "), capabilities
+    assert "jvp" in capabilities["forward_mode"] or "setup_context" in capabilities["forward_mode"]
+    run.stdout.fnmatch_lines(["parity: double torch: *; lacks forward_mode"])

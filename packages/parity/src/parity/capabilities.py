@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from .core import declaration
+from .core import declaration, note_capability
 
 #: Each capability a Spec may require: what it is, the library's refusals that say it is absent
 #: (a phrase of the message, lower case), and how to add it.
@@ -90,6 +90,7 @@ def report_absent(capability: str, what: str, error: BaseException) -> None:
     name, _, how = CAPABILITIES[capability]
     reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     required = capability in (declaration("requires") or ())
+    note_capability(capability, absent=f"{type(error).__name__}: {reason}")
     message = (
         f"{what}: {name} is absent ({type(error).__name__}: {reason}). "
         + (

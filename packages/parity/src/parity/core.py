@@ -168,6 +168,8 @@ class Tally:
     #: was allowed there (1.0: at the limit), for the parity report (report.py).
     elements: int = 0
     worst: float = 0.0
+    #: Each capability (capabilities.py) the test exercised: "present", or "absent: " and why.
+    capabilities: dict[str, str] = field(default_factory=dict)
 
 
 #: The user property that holds what a test measured (`tallied`): calls compared, elements,
@@ -201,6 +203,12 @@ def note_closeness(elements: int, worst: float) -> None:
     TALLY.worst = max(TALLY.worst, worst)
 
 
+def note_capability(capability: str, absent: str = "") -> None:
+    """Note that the port has `capability`, or lacks it for the reason `absent` (which stays)."""
+    if absent or not TALLY.capabilities.get(capability, "").startswith("absent"):
+        TALLY.capabilities[capability] = f"absent: {absent}" if absent else "present"
+
+
 def count_unmeasured(reason: str, elements: int) -> None:
     """Note `elements` that passed unmeasured, with the `reason` no measurement was possible."""
     TALLY.unmeasured[reason] += elements
@@ -223,9 +231,10 @@ class tallied:
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> bool:
         __tracebackhide__ = True
         # What it measured, a failing test's too (report.py sums them up).
-        if TALLY.calls or TALLY.elements:
-            measured = {"compared": TALLY.compared, "elements": TALLY.elements}
-            self.item.user_properties.append((MEASURED, {**measured, "worst": TALLY.worst}))
+        if TALLY.calls or TALLY.elements or TALLY.capabilities:
+            measured: dict[str, object] = {"compared": TALLY.compared, "elements": TALLY.elements}
+            measured |= {"worst": TALLY.worst, "capabilities": TALLY.capabilities}
+            self.item.user_properties.append((MEASURED, measured))
         if kind is not None and not issubclass(kind, Unsatisfiable):
             return False  # the test's own failure
         # Every draw refused (Unsatisfiable) is swallowed: the message below says so.

@@ -4,8 +4,10 @@
 read (parity_tools.ports).
 
 Each comparison's worst error as a fraction of what was allowed there (1.0: at the limit) is
-noted by `assert_close` itself, where it measures the errors; a test's tally (`tallied`) keeps
-it among the test's user properties, which this module reads from pytest's reports.
+noted by `assert_close` itself, where it measures the errors, and each capability a test
+exercised (capabilities.py; ``strided_operands`` where the layouts were compared) as present, or
+absent with the library's reason; a test's tally (`tallied`) keeps them among the test's user
+properties, which this module reads from pytest's reports.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 import platform
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -51,7 +53,24 @@ def new_row() -> dict[str, Any]:
         "passed": 0,
         "failed": 0,
         "skipped": {},
+        "capabilities": {},
     }
+
+
+def merged(states: Iterable[Mapping[str, str]]) -> dict[str, str]:
+    """Capabilities (core.note_capability's states) over several tests or rows: absent where
+    any found it absent, else present."""
+    found: dict[str, str] = {}
+    for capabilities in states:
+        for name, state in capabilities.items():
+            if state.startswith("absent") or name not in found:
+                found[name] = state
+    return found
+
+
+def lacked(capabilities: Mapping[str, str]) -> list[str]:
+    """The names of the capabilities absent in `capabilities`, sorted."""
+    return sorted(name for name, state in capabilities.items() if state.startswith("absent"))
 
 
 class Rows:
@@ -71,6 +90,7 @@ class Rows:
             row["calls_compared"] += measured.get("compared", 0)
             row["elements"] += measured.get("elements", 0)
             row["worst_fraction"] = max(row["worst_fraction"], measured.get("worst", 0.0))
+            row["capabilities"] = merged([row["capabilities"], measured.get("capabilities", {})])
         if report.skipped:
             reason = "expected failure (not written yet)" if hasattr(report, "wasxfail") else ""
             if not reason and isinstance(report.longrepr, tuple):
@@ -82,18 +102,22 @@ class Rows:
             row["passed"] += 1
 
     def lines(self) -> list[str]:
-        """A line per algorithm and backend that compared something: calls, worst fraction."""
+        """A line per algorithm and backend that compared something: calls, worst fraction, and
+        the capabilities it lacks."""
         sums: dict[tuple[str, str], dict[str, Any]] = {}
         for (algorithm, backend, dtype, device), row in sorted(self.rows.items()):
             if not (row["calls_compared"] or row["elements"]):
                 continue
-            total = sums.setdefault((algorithm, backend), {"calls": 0, "worst": 0.0, "at": ""})
+            new = {"calls": 0, "worst": 0.0, "at": "", "has": {}}
+            total = sums.setdefault((algorithm, backend), new)
             total["calls"] += row["calls_compared"]
+            total["has"] = merged([total["has"], row["capabilities"]])
             if row["worst_fraction"] >= total["worst"]:
                 total["worst"], total["at"] = row["worst_fraction"], f"{dtype} {device}"
         return [
             f"parity: {algorithm} {backend}: {total['calls']} calls compared, worst error "
             f"{total['worst']:.3g} of the allowance ({total['at']})"
+            + (f"; lacks {', '.join(lacked(total['has']))}" if lacked(total["has"]) else "")
             for (algorithm, backend), total in sums.items()
         ]
 

@@ -25,6 +25,7 @@ from .core import (
     Tolerance,
     count_call,
     not_yet_implemented,
+    note_capability,
     quiet,
     run_reference,
 )
@@ -163,6 +164,8 @@ def run_port(
             + (f"\n{hint}" if hint else "")
         )
         raise pytest.fail.Exception(msg) from error
+    if capability:
+        note_capability(capability)  # it ran: whether its value is right is checked apart
     _assert_unchanged(function, before, arguments, what)
     if expected.error is None:
         return result
@@ -243,6 +246,7 @@ def assert_matches_reference(
         )
         for layout in backend.layouts(arguments, names) if backend.layouts else ():
             _assert_matches_in(layout, backend, function, parameters, expected, compared, what)
+            note_capability("strided_operands")  # for the report: a layout other than contiguous
 
 
 def _assert_matches_in(

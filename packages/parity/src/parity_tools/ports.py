@@ -29,6 +29,8 @@ from typing import Any, ClassVar
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
+from parity.report import lacked, merged
+
 #: A port's tab: the suffix of its function's name (``_softmax_<suffix>``), and its title.
 PORTS = {"numpy": "NumPy (the reference)", "pytorch": "PyTorch", "jax": "JAX", "triton": "Triton"}
 #: The report's backends (parity's names), and their titles in the grid.
@@ -90,6 +92,18 @@ def cell(rows: list[dict[str, Any]], skips: dict[str, str]) -> str:
     return "\n".join(parts) or "-"
 
 
+def capabilities(rows: list[dict[str, Any]], absent: dict[str, str]) -> str:
+    """A port's capabilities over its rows: those it lacks (each reason noted in `absent`), then
+    those it has."""
+    states = merged(row.get("capabilities", {}) for row in rows)
+    lacks = lacked(states)
+    for capability in lacks:
+        absent.setdefault(capability, states[capability].removeprefix("absent: "))
+    has = sorted(name for name, state in states.items() if state == "present")
+    said = [(verb, names) for verb, names in [("lacks", lacks), ("has", has)] if names]
+    return "\n".join(f"{verb} {', '.join(names).replace('_', ' ')}" for verb, names in said) or "-"
+
+
 def grid(report: dict[str, Any], name: str) -> list[nodes.Node]:
     """The port x dtype table of `name`'s rows in `report`, under the run it came from."""
     rows = [row for row in report.get("rows", []) if row["algorithm"] == name]
@@ -105,21 +119,25 @@ def grid(report: dict[str, Any], name: str) -> list[nodes.Node]:
     backends = [known for known in BACKENDS if known in found] + sorted(found - set(BACKENDS))
     dtypes = [dtype for dtype in DTYPES if any(row["dtype"] == dtype for row in rows)]
     table = nodes.table(classes=["parity-grid"])
-    group = nodes.tgroup(cols=len(dtypes) + 1)
+    group = nodes.tgroup(cols=len(dtypes) + 2)
     table += group
-    group.extend(nodes.colspec(colwidth=1) for _ in range(len(dtypes) + 1))
+    group.extend(nodes.colspec(colwidth=1) for _ in range(len(dtypes) + 2))
     head = nodes.thead()
-    head += line(["port", *dtypes])
+    head += line(["port", *dtypes, "capabilities"])
     body = nodes.tbody()
     skips: dict[str, str] = {}
+    absent: dict[str, str] = {}
     for backend in backends:
         mine = [row for row in rows if row["backend"] == backend]
         cells = [cell([row for row in mine if row["dtype"] == dtype], skips) for dtype in dtypes]
-        body += line([str(BACKENDS.get(backend, backend)), *cells])
+        body += line([str(BACKENDS.get(backend, backend)), *cells, capabilities(mine, absent)])
     group += head
     group += body
     skipped = [f"{device}: {reason}" for device, reason in sorted(skips.items())]
     notes = [nodes.paragraph(text="Skipped here: " + "; ".join(skipped) + ".")] if skipped else []
+    lacking = [f"{name.replace('_', ' ')}: {why}" for name, why in sorted(absent.items())]
+    if lacking:
+        notes.append(nodes.paragraph(text="Lacked, in the library's words: " + "; ".join(lacking)))
     return [said, table, *notes]
 
 
