@@ -255,7 +255,8 @@ def test_softmax_s_page_shows_its_ports_and_their_parity(
     where = ("torch", "float32", "cpu")
     row = next(r for r in parity_report["rows"] if (r["backend"], r["dtype"], r["device"]) == where)
     said = rows["PyTorch"].locator("td").nth(dtypes.index("float32")).inner_text()
-    assert f"cpu: {row['calls_compared']} compared, worst {row['worst_fraction']:.3g}x" in said
+    ulps = f" ({row['worst_ulps']:.3g} ulp)" if row["worst_ulps"] is not None else ""
+    assert f"cpu: {row['calls_compared']} compared, worst {row['worst_fraction']:.3g}x{ulps}" in said
     above = page.locator("p", has_text="From the test run of").inner_text()
     assert parity_report["date"] in above
     assert parity_report["commit"] in above

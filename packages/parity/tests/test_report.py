@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from ports_written import DOUBLE, PLANTED
 
@@ -50,6 +51,14 @@ def test_the_report_finds_the_planted_port_3_times_off(
     assert planted["failed"] == 1
     assert planted["elements"] == 50
     assert 2.9 < planted["worst_fraction"] < 3.1, planted
+    # In units in the last place: where rtol * |expected| >= atol (|expected| >= 0.1), each error
+    # over float32's spacing there; nearer zero the fraction above reads better.
+    expected = np.linspace(-4.0, 4.0, 50)
+    off = expected + 3 * (1e-6 + 1e-5 * np.abs(expected))
+    relative = np.abs(expected) >= 0.1
+    error = np.abs(off.astype(np.float32) - expected)[relative]
+    ulps = error / np.spacing(np.abs(expected[relative]).astype(np.float32))
+    assert planted["worst_ulps"] == pytest.approx(ulps.max(), rel=1e-3), planted
     cuda = rows["planted", "float32", "cuda"]
     if cuda["skipped"]:
         assert list(cuda["skipped"]) == ["Requires: CUDA device (none found)"]
@@ -71,6 +80,7 @@ def test_the_passing_ports_stay_within_their_allowance(pytester: pytest.Pytester
         assert row["calls_compared"] > 0
         assert row["elements"] > 0
         assert 0.0 <= row["worst_fraction"] <= 1.0, row
+        assert row["worst_ulps"] == 0.0, row  # doubling is exact in every float dtype
 
 
 def test_no_report_unless_asked(pytester: pytest.Pytester) -> None:

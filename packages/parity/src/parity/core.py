@@ -165,9 +165,11 @@ class Tally:
     unmeasured: Counter[str] = field(default_factory=Counter)
     spec: Any = None  # the test module's SPEC, where it has one
     #: Elements `assert_close` compared, and the largest of their errors as a fraction of what
-    #: was allowed there (1.0: at the limit), for the parity report (report.py).
+    #: was allowed there (1.0: at the limit), for the parity report (report.py); and the largest
+    #: in units in the last place of the target's dtype, where the allowance is mostly relative.
     elements: int = 0
     worst: float = 0.0
+    ulps: float | None = None
     #: Each capability (capabilities.py) the test exercised: "present", or "absent: " and why.
     capabilities: dict[str, str] = field(default_factory=dict)
 
@@ -197,10 +199,13 @@ def count_call(outcome: str, reason: str = "") -> None:
         TALLY.excused.append(reason)
 
 
-def note_closeness(elements: int, worst: float) -> None:
-    """Note a comparison of `elements`, whose worst error was `worst` times the allowed one."""
+def note_closeness(elements: int, worst: float, ulps: float | None = None) -> None:
+    """Note a comparison of `elements`, whose worst error was `worst` times the allowed one and
+    `ulps` units in the last place (None: no element was measured so)."""
     TALLY.elements += elements
     TALLY.worst = max(TALLY.worst, worst)
+    if ulps is not None:
+        TALLY.ulps = max(TALLY.ulps or 0.0, ulps)
 
 
 def note_capability(capability: str, absent: str = "") -> None:
@@ -233,7 +238,8 @@ class tallied:
         # What it measured, a failing test's too (report.py sums them up).
         if TALLY.calls or TALLY.elements or TALLY.capabilities:
             measured: dict[str, object] = {"compared": TALLY.compared, "elements": TALLY.elements}
-            measured |= {"worst": TALLY.worst, "capabilities": TALLY.capabilities}
+            measured |= {"worst": TALLY.worst, "ulps": TALLY.ulps}
+            measured |= {"capabilities": TALLY.capabilities}
             self.item.user_properties.append((MEASURED, measured))
         if kind is not None and not issubclass(kind, Unsatisfiable):
             return False  # the test's own failure

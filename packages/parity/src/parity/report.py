@@ -3,10 +3,11 @@
 (``--parity-report=PATH``, or ``PARITY_REPORT=PATH``) a JSON file that the docs site's pages
 read (parity_tools.ports).
 
-Each comparison's worst error as a fraction of what was allowed there (1.0: at the limit) is
-noted by `assert_close` itself, where it measures the errors, and each capability a test
-exercised (capabilities.py; ``strided_operands`` where the layouts were compared) as present, or
-absent with the library's reason; a test's tally (`tallied`) keeps them among the test's user
+Each comparison's worst error as a fraction of what was allowed there (1.0: at the limit), and
+in units in the last place of the dtype where the allowance is mostly relative, is noted by
+`assert_close` itself, where it measures the errors, and each capability a test exercised
+(capabilities.py; ``strided_operands`` where the layouts were compared) as present, or absent
+with the library's reason; a test's tally (`tallied`) keeps them among the test's user
 properties, which this module reads from pytest's reports.
 """
 
@@ -50,6 +51,7 @@ def new_row() -> dict[str, Any]:
         "calls_compared": 0,
         "elements": 0,
         "worst_fraction": 0.0,
+        "worst_ulps": None,
         "passed": 0,
         "failed": 0,
         "skipped": {},
@@ -90,6 +92,8 @@ class Rows:
             row["calls_compared"] += measured.get("compared", 0)
             row["elements"] += measured.get("elements", 0)
             row["worst_fraction"] = max(row["worst_fraction"], measured.get("worst", 0.0))
+            ulps = [u for u in (row["worst_ulps"], measured.get("ulps")) if u is not None]
+            row["worst_ulps"] = max(ulps, default=None)
             row["capabilities"] = merged([row["capabilities"], measured.get("capabilities", {})])
         if report.skipped:
             reason = "expected failure (not written yet)" if hasattr(report, "wasxfail") else ""

@@ -74,13 +74,17 @@ def tabs(group: str, panels: dict[str, str]) -> nodes.container:
 
 def cell(rows: list[dict[str, Any]], skips: dict[str, str]) -> str:
     """A grid cell: per device, calls compared and the worst error as a fraction of the
-    allowance, or that it was skipped (its reason noted in `skips`, shown once below)."""
+    allowance (and in units in the last place, where the report has them), or that it was
+    skipped (its reason noted in `skips`, shown once below)."""
     parts = []
     for row in rows:
+        worst = f"worst {row['worst_fraction']:.3g}x"
+        if row.get("worst_ulps") is not None:
+            worst += f" ({row['worst_ulps']:.3g} ulp)"
         if row["failed"]:
-            state = f"{row['failed']} failed, worst {row['worst_fraction']:.3g}x"
+            state = f"{row['failed']} failed, {worst}"
         elif row["elements"]:
-            state = f"{row['calls_compared']} compared, worst {row['worst_fraction']:.3g}x"
+            state = f"{row['calls_compared']} compared, {worst}"
         elif row["calls_compared"]:
             state = f"{row['calls_compared']} compared (type, dtype, device: no values)"
         elif row["skipped"] and not row["passed"]:
@@ -110,7 +114,8 @@ def grid(report: dict[str, Any], name: str) -> list[nodes.Node]:
     commit = report.get("commit") or "no git commit"
     said = nodes.paragraph(
         text=f"From the test run of {report.get('date', '?')}, at commit {commit}: calls "
-        "compared and the worst error as a fraction of what was allowed (1.00x: at the limit)."
+        "compared and the worst error as a fraction of what was allowed (1.00x: at the limit),"
+        " and in units in the last place (ulp) where the allowance is mostly relative."
     )
     if not rows:
         said += nodes.Text(f" It compared nothing of {name}: run nox -s tests.")
