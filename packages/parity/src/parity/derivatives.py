@@ -48,9 +48,14 @@ DETACHED = (
 )
 
 
+#: Each check's product (a backend's attribute), and what a backend without it lacks.
+PRODUCTS = {"hessian_vector": "second derivatives", "jacobian_vector": "forward mode"}
+
+
 class _Drawn:
     """The float64 operands, the port's arguments, the reference's outcome, the loss's random
-    weights, and a random direction and projection per operand in `wrt`."""
+    weights, and a random direction and projection per operand in `wrt`; the port as the
+    backend runs it, and the backend's `product` (a key of PRODUCTS)."""
 
     def __init__(
         self,
@@ -59,10 +64,17 @@ class _Drawn:
         operands: Operands,
         parameters: Parameters,
         wrt: Sequence[int] | None,
+        product: str,
     ) -> None:
         declared = declaration("no_gradient")
         if declared:
             pytest.skip(f"SPEC.no_gradient: {declared}")
+        backend = BACKENDS[target.backend]
+        found: Callable[..., Any] | None = getattr(backend, product)
+        if found is None:
+            pytest.fail(f"no {PRODUCTS[product]} on {target.backend}")
+        self.product = found
+        self.ported = backend.runs(function)
         self.reference = [without_subnormals(np.asarray(value)) for value in operands]
         self.arguments = [target.asarray(value) for value in self.reference]
         self.expected: Expected = expected_from(function, self.arguments, parameters)
@@ -114,18 +126,13 @@ def assert_second_derivative_matches(
     second derivative is 0 almost everywhere (relu, clamp) passes; a non-finite one where an
     operand holds an exact 0 (a norm of a zero vector: 0 / 0) is counted unmeasured. Where the
     port cannot differentiate twice (a custom operator whose backward has no autograd formula),
-    the test
-    is skipped with the library's reason, unless the SPEC requires ``"second_derivative"``. Use a
-    float64 target."""
+    the test is skipped with the library's reason, unless the SPEC requires
+    ``"second_derivative"``. Use a float64 target."""
     __tracebackhide__ = True
     parameters = parameters or {}
-    drawn = _Drawn(function, target, operands, parameters, wrt)
-    backend = BACKENDS[target.backend]
-    if backend.hessian_vector is None:
-        pytest.fail(f"no second derivatives on {target.backend}")
-    ported = backend.runs(function)
+    drawn = _Drawn(function, target, operands, parameters, wrt, "hessian_vector")
+    ported, product = drawn.ported, drawn.product
     what = f"the second derivative (a Hessian-vector product) of {function.__name__} on {target}"
-    product = backend.hessian_vector
     found = run_port(
         # A mapping, as a gradient call returns: run_port reads a result's shape and NaNs.
         lambda: dict(
@@ -216,13 +223,9 @@ def assert_forward_mode_matches(
     library's reason, unless the SPEC requires ``"forward_mode"``. Use a float64 target."""
     __tracebackhide__ = True
     parameters = parameters or {}
-    drawn = _Drawn(function, target, operands, parameters, wrt)
-    backend = BACKENDS[target.backend]
-    if backend.jacobian_vector is None:
-        pytest.fail(f"no forward mode on {target.backend}")
-    ported = backend.runs(function)
+    drawn = _Drawn(function, target, operands, parameters, wrt, "jacobian_vector")
+    ported, jvp = drawn.ported, drawn.product
     what = f"forward mode (a Jacobian-vector product) of {function.__name__} on {target}"
-    jvp = backend.jacobian_vector
     found = run_port(
         lambda: jvp(ported, drawn.arguments, drawn.wrt, drawn.directions, parameters),
         function,
