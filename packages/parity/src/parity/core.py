@@ -59,6 +59,14 @@ class Tolerance:
     atol: float
 
 
+#: Each dtype's machine epsilon and smallest normal number (a unit in the last place at 1, and
+#: where the subnormals begin).
+EPS_AND_TINY = {
+    "float64": (2.0**-52, 2.0**-1022),
+    "float32": (2.0**-23, 2.0**-126),
+    "float16": (2.0**-10, 2.0**-14),
+    "bfloat16": (2.0**-7, 2.0**-126),
+}
 #: Default tolerances per dtype of the target, for the rounding of element-wise operations: a
 #: few units in the last place of float32/float16/bfloat16 (eps = 1.2e-7, 9.8e-4, 7.8e-3), and
 #: tight for float64, where only the order of operations differs.
@@ -206,6 +214,26 @@ def note_closeness(elements: int, worst: float, ulps: float | None = None) -> No
     TALLY.worst = max(TALLY.worst, worst)
     if ulps is not None:
         TALLY.ulps = max(TALLY.ulps or 0.0, ulps)
+
+
+def in_ulps(
+    error: NDArray[np.float64],
+    want: NDArray[np.float64],
+    dtype: str,
+    tolerance: Tolerance,
+    measured: NDArray[np.bool_] | bool = True,
+) -> float | None:
+    """The largest error in units in the last place of `dtype` at the expected value, over the
+    `measured` elements where the allowance is mostly relative (rtol * |expected| >= atol); None
+    where there is none. Nearer zero an error reads better as a fraction of the allowance: there
+    a unit in the last place shrinks to the dtype's smallest subnormal."""
+    eps, tiny = EPS_AND_TINY[dtype]
+    relative = measured & np.isfinite(error) & (tolerance.rtol * np.abs(want) >= tolerance.atol)
+    if not np.any(relative):
+        return None
+    magnitude = np.maximum(np.abs(want), tiny)
+    ulp = np.exp2(np.floor(np.log2(magnitude))) * eps
+    return float(np.max(error / ulp, where=relative, initial=0.0))
 
 
 def note_capability(capability: str, absent: str = "") -> None:

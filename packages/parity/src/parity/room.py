@@ -26,6 +26,7 @@ from .core import (
     Parameters,
     Tolerance,
     count_call,
+    in_ulps,
     note_closeness,
     quiet,
     run_reference,
@@ -110,12 +111,12 @@ def assert_close(
     error = np.abs(got - want)
     if matches.all():
         beyond = overflowed | allowance.lost
-        ulps = _in_ulps(error, want, target.dtype, tolerance, ~np.broadcast_to(beyond, got.shape))
+        ulps = in_ulps(error, want, target.dtype, tolerance, ~np.broadcast_to(beyond, got.shape))
         note_closeness(got.size, _closest(error / allowed, beyond), ulps)
         return
     excess = np.where(matches, -np.inf, np.nan_to_num(error / allowed, nan=np.inf))
     worst = np.unravel_index(np.argmax(excess), got.shape)
-    note_closeness(got.size, float(excess[worst]), _in_ulps(error, want, target.dtype, tolerance))
+    note_closeness(got.size, float(excess[worst]), in_ulps(error, want, target.dtype, tolerance))
     relative = error / np.abs(want)
     room_there = float(np.broadcast_to(allowance.room, got.shape)[worst])
     pytest.fail(
@@ -130,26 +131,6 @@ def assert_close(
             or _library_accuracy(relative[~matches], target.dtype, tolerance)
         )
     )
-
-
-def _in_ulps(
-    error: NDArray[np.float64],
-    want: NDArray[np.float64],
-    dtype: str,
-    tolerance: Tolerance,
-    measured: NDArray[np.bool_] | bool = True,
-) -> float | None:
-    """The largest error in units in the last place of `dtype` at the expected value, over the
-    `measured` elements where the allowance is mostly relative (rtol * |expected| >= atol); None
-    where there is none. Nearer zero an error reads better as a fraction of the allowance: there
-    a unit in the last place shrinks to the dtype's smallest subnormal."""
-    info = torch.finfo(getattr(torch, dtype))
-    relative = measured & np.isfinite(error) & (tolerance.rtol * np.abs(want) >= tolerance.atol)
-    if not np.any(relative):
-        return None
-    magnitude = np.maximum(np.abs(want), info.tiny)
-    ulp = np.exp2(np.floor(np.log2(magnitude))) * info.eps
-    return float(np.max(error / ulp, where=relative, initial=0.0))
 
 
 def _closest(fraction: NDArray[np.float64], beyond: NDArray[np.bool_] | bool) -> float:
