@@ -57,15 +57,14 @@ def combination_id(layout: str, jax: bool) -> str:
 COMBINATION_IDS = [combination_id(*combination) for combination in COMBINATIONS]
 
 # The combinations `generated(...)` renders and what it runs there, each session in a fresh
-# environment with a real install: the two ends. split-jax, which has every file: the default
-# sessions. single, the fewest (in `nox -s proofs`): the type check (the other layout's Triton kernels)
-# and the tests.
+# environment with a real install: the two ends. split-jax, which has every file: the lint and the
+# tests (the default `nox`). single, the fewest (in `nox -s proofs`): the type check and the tests.
 # The tests session covers every combination in one shared environment: the suite, ruff and mypy,
 # the training example in one process and in two (torchrun) in both layouts (tests/test_training.py;
 # the `train` sessions here too took 2 of the default `nox`'s minutes: docs/measurements.md).
 GENERATED_SESSIONS = {
     ("single", False): ["typecheck", "tests"],
-    ("split", True): ["lint", "typecheck", "tests"],
+    ("split", True): ["lint", "tests"],
 }
 GENERATED_NOXFILE = ROOT / "template" / "noxfile.py"
 # The default `nox` (README: "Speed"): without `-s`; `nox -s proofs`, which CI runs too, renders single.
@@ -258,8 +257,8 @@ def tests(session: nox.Session) -> None:
 @nox.session
 @nox.parametrize(("layout", "jax"), list(GENERATED_SESSIONS), ids=[combination_id(*c) for c in GENERATED_SESSIONS])
 def generated(session: nox.Session, layout: str, jax: bool) -> None:
-    """Render a combination (with Triton); run its own sessions on the CPU: all in split-jax, the
-    type check and the tests in single."""
+    """Render a combination (with Triton); run its own sessions on the CPU: the lint and the tests
+    in split-jax, the type check and the tests in single."""
     session.install(requirement("test", "cookiecutter"))
     project = render(session, layout, jax, workdir(session) / "render")
     offline_wheels(session, project)

@@ -55,14 +55,18 @@ COMBINATIONS = [
 ]
 
 
-def ends_first() -> list[ParameterSet]:
-    """COMBINATIONS as a test's `combination`: the two ends (the fewest files, the most) in the
-    default `nox`, the two between them marked `proof` (`nox -s proofs`, which CI runs too)."""
-    ends = (COMBINATIONS[0], COMBINATIONS[-1])
+def quick_share(values: Sequence[Any], quick: Sequence[Any], ids: Callable[[Any], str] = str) -> list[ParameterSet]:
+    """`values` as a test's parameters: those in `quick` in the default `nox`, the others marked
+    `proof` (`nox -s proofs`, which CI runs too)."""
     return [
-        pytest.param(combination, marks=() if combination in ends else (pytest.mark.proof,), id=combination.id)
-        for combination in COMBINATIONS
+        pytest.param(value, marks=() if value in quick else (pytest.mark.proof,), id=ids(value)) for value in values
     ]
+
+
+def most_files_first() -> list[ParameterSet]:
+    """COMBINATIONS as a test's `combination`: the one with the most files (split, JAX) in the
+    default `nox`, the others marked `proof`."""
+    return quick_share(COMBINATIONS, (COMBINATIONS[-1],), ids=lambda combination: combination.id)
 
 
 # The `rendered` fixture: rendered(engine, combination) -> the generated repo.

@@ -116,6 +116,7 @@ def test_times_every_function_and_backend(repo: Path, combination: Combination) 
 
 
 @pytest.mark.slow
+@pytest.mark.proof  # `nox -s proofs`, as the next: the default times every function above
 @pytest.mark.parametrize("combination", [Combination("split", jax=False)], ids=lambda c: c.id)
 def test_stubs_are_left_out_with_the_reason(repo: Path) -> None:
     cheap = ["--backend", "torch", "--sizes", "64", "--min-run-time", "0.01", "--threads", "1"]
@@ -200,6 +201,7 @@ def results_of(repo: Path) -> dict[str, Any]:
 
 
 @pytest.mark.slow
+@pytest.mark.proof
 @pytest.mark.parametrize("combination", [Combination("single", jax=False)], ids=lambda c: c.id)
 def test_sizes_stop_at_the_budgets(repo: Path, combination: Combination) -> None:
     """The memory a size would need is estimated before it runs, and sizes over either budget are

@@ -155,6 +155,7 @@ def test_what_a_run_was_measured_with(rendered: Render, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.proof  # `nox -s proofs`: two bench runs and a commit; the default reads a run's conditions above
 def test_compare_names_a_slowed_port(rendered: Render, tmp_path: Path) -> None:
     """A baseline saved, the port slowed in the next commit: `--compare HEAD~1` names it."""
     combination = COMBINATIONS[0]

@@ -70,6 +70,7 @@ def test_dispatch(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.proof  # `nox -s proofs`: a minute of `nox -s bench`; the default times `parity bench` (test_bench.py)
 def test_template_benchmark_records_the_session_wall_time(tmp_path: Path) -> None:
     output = tmp_path / "results"
     command = [sys.executable, "-m", "benchmarks.run", "--output", str(output)]

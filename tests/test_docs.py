@@ -25,7 +25,7 @@ from urllib.parse import urldefrag, urlsplit
 import parity
 import pytest
 
-from tests.render import TOOLS, Combination, Render, fresh_git_repo, git, run
+from tests.render import COMBINATIONS, TOOLS, Combination, Render, fresh_git_repo, git, quick_share, run
 from tests.test_pre_commit import offline_prefix
 
 PACKAGE = "my_research_project"  # from the default answers
@@ -115,6 +115,8 @@ def rendered_math(page: Any) -> None:
     page.evaluate("() => MathJax.startup.promise")
 
 
+# The fewest files and the most in the default `nox`, the two between them in `nox -s proofs`.
+@pytest.mark.parametrize("combination", quick_share(COMBINATIONS, COMBINATIONS[::3], ids=lambda c: c.id))
 def test_the_site_builds_offline_and_reads_in_a_browser(
     rendered: Render, combination: Combination, tmp_path: Path, browser: Any, serve: Any
 ) -> None:

@@ -132,6 +132,7 @@ def test_commands_here_in_the_readme_order_give_rows_of_one_setting_of_one_sweep
 
 
 @pytest.mark.slow
+@pytest.mark.proof  # `nox -s proofs`: the default starts the same cluster in test_slurm.py and test_sweeps.py
 def test_commands_on_a_slurm_cluster(slurm: Cluster, rendered: Render, tmp_path: Path) -> None:
     """A 2-task job, continued by hand, and the example sweep as a job array of 2-task runs."""
     repo = copy_of(rendered, LAYOUTS[1], tmp_path / "repo")

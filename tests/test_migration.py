@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.render import ROOT, TOOLS, Combination, commit_all, generate, harness_requirement, run
+from tests.render import ROOT, TOOLS, Combination, commit_all, generate, harness_requirement, quick_share, run
 from tests.test_cruft import cruft, cruft_create
 from tests.test_earlier_release import release_working_tree, template_at
 from tests.updating import copier_update
@@ -43,7 +43,7 @@ def update(engine: str, repo: Path) -> None:
         copier_update(repo)
 
 
-@pytest.mark.parametrize("layout", ["single", "split"])
+@pytest.mark.parametrize("layout", quick_share(["single", "split"], ["split"]))  # single: `nox -s proofs`
 @pytest.mark.parametrize("engine", ["copier", "cruft"])
 def test_an_update_replaces_the_copies_with_the_package(engine: str, layout: str, tmp_path: Path) -> None:
     if subprocess.run(["git", "-C", ROOT, "cat-file", "-t", VENDORED], capture_output=True).returncode:

@@ -1,5 +1,5 @@
-"""The scaffold, `parity new`, in every combination of options (the two ends in the default `nox`,
-the two between them in `nox -s proofs`).
+"""The scaffold, `parity new`, in every combination of options (the one with the most files in the
+default `nox`, the others in `nox -s proofs`).
 
 It refuses bad names, specs and constraints with a message that says what is wrong (a keyword,
 the character of the axes) and what to type, writing nothing; it
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.render import BIN, TOOLS, Combination, Render, ends_first, run, tree
+from tests.render import BIN, TOOLS, Combination, Render, most_files_first, run, tree
 from tests.scaffolded import COMMANDS, PACKAGE, implement, scaffold
 
 SPLIT_JAX = Combination("split", jax=True)
@@ -226,7 +226,7 @@ def module_files(repo: Path, combination: Combination, algorithm: str) -> list[P
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("combination", ends_first())
+@pytest.mark.parametrize("combination", most_files_first())
 def test_scaffolds_any_signature(repo: Path, combination: Combination, mypy_cache: Path) -> None:
     for algorithm in COMMANDS:
         created = scaffold(repo, algorithm).stdout

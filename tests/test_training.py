@@ -21,7 +21,7 @@ from unittest.mock import ANY
 import pytest
 import torch
 
-from tests.render import COMBINATIONS, Render
+from tests.render import COMBINATIONS, Render, quick_share
 from tests.training import (
     LAYOUTS,
     TORCHRUN,
@@ -69,7 +69,8 @@ def test_training_example_learns(repo: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("repo", LAYOUTS, ids=lambda combination: combination.id, indirect=True)
+# single: `nox -s proofs` (the default stops a single-layout run mid-epoch in one process, below).
+@pytest.mark.parametrize("repo", quick_share(LAYOUTS, LAYOUTS[1:], ids=lambda c: c.id), indirect=True)
 def test_two_processes_take_the_steps_of_one(repo: Path) -> None:
     log_one, seconds_one = train(repo, "--output", "runs/one")
     log_two, seconds_two = train(repo, "--output", "runs/two", processes=2)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.render import BIN, COPIER_YML, Combination, commit_all, generate, git, run, tree
+from tests.render import BIN, COPIER_YML, Combination, commit_all, generate, git, quick_share, run, tree
 from tests.updating import (
     CONVENTION_CHANGES,
     ENGINES,
@@ -129,7 +129,7 @@ def test_a_layout_change_is_refused_before_anything_is_written(v2: dict[str, Pat
     assert all(change.applied(repo) for change in user_changes(Combination(layout, jax=False)))
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", quick_share(ENGINES, ["copier"]))  # cookiecutter's repos: `nox -s proofs`
 @pytest.mark.parametrize(
     ("combination", "change", "refusal"),
     [
