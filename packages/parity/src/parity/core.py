@@ -13,6 +13,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import assume
 from hypothesis.control import currently_in_test_context
 from hypothesis.errors import Unsatisfiable
@@ -59,14 +60,6 @@ class Tolerance:
     atol: float
 
 
-#: Each dtype's machine epsilon and smallest normal number (a unit in the last place at 1, and
-#: where the subnormals begin).
-EPS_AND_TINY = {
-    "float64": (2.0**-52, 2.0**-1022),
-    "float32": (2.0**-23, 2.0**-126),
-    "float16": (2.0**-10, 2.0**-14),
-    "bfloat16": (2.0**-7, 2.0**-126),
-}
 #: Default tolerances per dtype of the target, for the rounding of element-wise operations: a
 #: few units in the last place of float32/float16/bfloat16 (eps = 1.2e-7, 9.8e-4, 7.8e-3), and
 #: tight for float64, where only the order of operations differs.
@@ -227,12 +220,12 @@ def in_ulps(
     `measured` elements where the allowance is mostly relative (rtol * |expected| >= atol); None
     where there is none. Nearer zero an error reads better as a fraction of the allowance: there
     a unit in the last place shrinks to the dtype's smallest subnormal."""
-    eps, tiny = EPS_AND_TINY[dtype]
+    info = torch.finfo(getattr(torch, dtype))
     relative = measured & np.isfinite(error) & (tolerance.rtol * np.abs(want) >= tolerance.atol)
     if not np.any(relative):
         return None
-    magnitude = np.maximum(np.abs(want), tiny)
-    ulp = np.exp2(np.floor(np.log2(magnitude))) * eps
+    magnitude = np.maximum(np.abs(want), info.tiny)
+    ulp = np.exp2(np.floor(np.log2(magnitude))) * info.eps
     return float(np.max(error / ulp, where=relative, initial=0.0))
 
 
