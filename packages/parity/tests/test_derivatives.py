@@ -108,6 +108,10 @@ class WithoutJvp(NewStyle):
     jvp = torch.autograd.Function.jvp
 
 
+class WithoutVmapRule(NewStyle):
+    generate_vmap_rule = False
+
+
 def classic(x):
     return Classic.apply(x)
 
@@ -130,6 +134,10 @@ def wrong_jvp(x):
 
 def without_jvp(x):
     return WithoutJvp.apply(x)
+
+
+def without_vmap_rule(x):
+    return WithoutVmapRule.apply(x)
 
 
 @parity.over(["torch"], ["float64"], devices=["cpu"])
@@ -234,6 +242,16 @@ def test_a_missing_jvp_is_skipped_until_the_spec_requires_forward_mode(
                 "function*SPEC requires 'forward_mode'*"
             )
         ]
+    )
+
+
+def test_a_new_style_function_without_a_vmap_rule_lacks_vmap(pytester: pytest.Pytester) -> None:
+    # A researcher's first Function: setup_context, backward and jvp, no generate_vmap_rule.
+    result = run(pytester, "without_vmap_rule")
+    result.assert_outcomes(passed=4, skipped=1)
+    result.stdout.re_match_lines(
+        [r".*torch.func.vmap is absent \(RuntimeError: You tried to vmap over WithoutVmapRule.*"],
+        consecutive=False,
     )
 
 

@@ -51,7 +51,8 @@ CAPABILITIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     ),
     "vmap": (
         "torch.func.vmap",
-        ("setup_context staticmethod", "vmap rule", "batching rule"),
+        # A classic-style Function; a new-style one without generate_vmap_rule or a vmap method.
+        ("setup_context staticmethod", "does not have vmap support", "vmap rule", "batching rule"),
         (
             "write the autograd.Function in the new style: forward without ctx, a "
             "setup_context(ctx, inputs, output) staticmethod and generate_vmap_rule = True; for "
