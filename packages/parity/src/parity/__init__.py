@@ -107,6 +107,9 @@ A result `r` of a target with dtype `d` matches the float64 reference `e` elemen
     `ROUNDINGS_AT_MOST`, so that the room reaches the tail of that error instead of depending
     on luck.
 
+  Those runs (some 40 of the reference) are made only where the tolerance alone does not hold
+  every element; most calls need none of them, and their worst error is then measured against
+  the tolerance, a bound on its fraction of the whole allowance.
 - A floor under the room, `NORMWISE` times the result's change when every floating input moves
   by a random amount up to the epsilon of `d` times that operand's largest magnitude: a port may
   compute another way than the reference (an FFT for a sum, a blocked matrix product), backward

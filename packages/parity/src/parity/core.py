@@ -69,6 +69,13 @@ TOLERANCES: Mapping[str, Tolerance] = {
     "float16": Tolerance(rtol=5e-3, atol=1e-3),
     "bfloat16": Tolerance(rtol=4e-2, atol=1e-2),
 }
+
+
+def tolerance_of(dtype: str, tolerances: Mapping[str, Tolerance] | None = None) -> Tolerance:
+    """The tolerance of `dtype`: a test module's `tolerances` over `TOLERANCES`."""
+    return {**TOLERANCES, **(tolerances or {})}[dtype]
+
+
 #: How many times the reference's own sensitivity and rounding a port may err by: the port
 #: rounds every intermediate result too, in its own order, and its library functions are less
 #: exact than NumPy's (seen in correct ports: 10x for attention in bfloat16; 36x for a float16

@@ -20,7 +20,6 @@ from .core import (
     ROOM,
     ROUNDINGS,
     ROUNDINGS_AT_MOST,
-    TOLERANCES,
     Function,
     Operands,
     Parameters,
@@ -30,6 +29,7 @@ from .core import (
     note_closeness,
     quiet,
     run_reference,
+    tolerance_of,
 )
 from .targets import Target
 
@@ -89,7 +89,7 @@ def assert_close(
     want = to_numpy(expected)  # a NumPy scalar (a ufunc on a 0-d array) as a 0-d array
     check_type_dtype_device(actual, want.shape, target=target, what=what)
     got = to_numpy(actual)
-    tolerance = {**TOLERANCES, **(tolerances or {})}[target.dtype]
+    tolerance = tolerance_of(target.dtype, tolerances)
     largest = float(torch.finfo(getattr(torch, target.dtype)).max)
     allowed = tolerance.atol + tolerance.rtol * np.abs(want) + allowance.room
 

@@ -13,10 +13,10 @@ from numpy.typing import NDArray
 
 from .backends import BACKENDS, to_numpy
 from .core import Function, Operands, Parameters, Tolerance, count_call, quiet
-from .room import Room, assert_close, excused, room_for
+from .room import Room, room_for
 from .spec import Spec
 from .targets import Target
-from .values import Expected, expected_from, run_port
+from .values import Expected, assert_close_with_room, expected_from, run_port
 
 
 def _close_to(
@@ -46,26 +46,27 @@ def _close_to(
         outcomes = [expected_from(function, one, parameters) for one in slices]
         expected = next((outcome for outcome in outcomes if outcome.error), Expected(0.0))
         results = [outcome.result for outcome in outcomes] if expected.error is None else []
-    rooms = [
-        room_for(function, [to_numpy(a) for a in one], parameters, result, target.dtype)
-        for one, result in zip(slices, results, strict=False)
-    ]
+
+    def room() -> Room:
+        rooms = [
+            room_for(function, [to_numpy(a) for a in one], parameters, result, target.dtype)
+            for one, result in zip(slices, results, strict=False)
+        ]
+        if batched is None:
+            return rooms[0]
+        return Room(  # each slice's room, stacked along the mapped axis
+            np.stack([np.asarray(r.room) for r in rooms]),
+            np.stack([np.asarray(r.lost) for r in rooms]),
+            next((r.broken for r in rooms if r.broken), ""),
+        )
 
     def check(
         actual: Any, eager: Any, what: str, tolerances: Mapping[str, Tolerance] | None
     ) -> bool:
         __tracebackhide__ = True
-        room = rooms[0]
-        if batched is not None:  # each slice's room, stacked along the mapped axis
-            room = Room(
-                np.stack([np.asarray(r.room) for r in rooms]),
-                np.stack([np.asarray(r.lost) for r in rooms]),
-                next((r.broken for r in rooms if r.broken), ""),
-            )
-        if excused(room, what):
-            return False
-        assert_close(actual, eager, target=target, what=what, tolerances=tolerances, room=room)
-        return True
+        return assert_close_with_room(
+            actual, eager, room=room, target=target, what=what, tolerances=tolerances
+        )
 
     return expected, check
 
