@@ -130,7 +130,9 @@ def test_a_copy_reaches_the_bandwidth_peak(rendered: Render, tmp_path: Path) -> 
     assert sizes == sorted(sizes)
     assert bandwidth["bytes_per_s"] == max(step["bytes_per_s"] for step in bandwidth["ladder"])
     assert compute["flops_per_s"] > 1e8
-    assert results["peaks"]["cpu"]["seconds"] < 2  # the quick profile's share
+    # The quick profile's share: 1.3-1.4 s here idle (a 48 MB last-level cache, so copies up to
+    # 192 MB, and a 2048 x 2048 product), 2.05 s beside another test process.
+    assert results["peaks"]["cpu"]["seconds"] < 3
 
     out = repo / "bench-results"
     stated = results["roofline_plot"]
