@@ -1,7 +1,9 @@
 """The parity report: a run asked for it (``--parity-report``, or ``PARITY_REPORT``) writes one
 JSON file whose rows agree with the run (a port planted 3 times its allowance off in float32 is
 found 3 times off), and the end of every run says, per algorithm and backend, how many calls
-compared and the worst error as a fraction of the allowance; a run not asked writes nothing."""
+compared and the worst error as a fraction of the allowance; a run not asked writes nothing. A
+call that the tolerance alone holds measures no rounding room: the reference runs once, and the
+error reads against the tolerance."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import json
 import numpy as np
 import pytest
 from ports_written import DOUBLE, PLANTED
+
+from parity import TOLERANCES
 
 SCALE = """
 import numpy as np
@@ -30,6 +34,29 @@ def scale(x):
 def test_scale(target, data):
     (x,) = data.draw(parity.operands(target, parity.Spec(shapes={"x": "..."})))
     parity.assert_matches_reference(scale, target, (x,))
+"""
+
+# A port half float64's rtol off (5e-11 relative): the tolerance holds every element.
+NEAR = """
+import numpy as np
+import torch
+
+import parity
+
+RUNS = []
+
+
+def near(x):
+    if isinstance(x, np.ndarray):
+        RUNS.append(x.shape)
+        return 2.0 * x
+    return torch.mul(x, 2.0 * (1 + 5e-11))
+
+
+@parity.over(["torch"], ["float64"], devices=["cpu"])
+def test_near(target):
+    parity.assert_matches_reference(near, target, (np.linspace(-4.0, 4.0, 50),))
+    assert RUNS == [(50,)]  # the reference's own run: no rounding room measured
 """
 
 
@@ -110,3 +137,16 @@ def test_the_report_and_the_closing_line_name_a_capability_the_port_lacks(
     assert capabilities["forward_mode"].startswith("absent: "), capabilities
     assert "jvp" in capabilities["forward_mode"] or "setup_context" in capabilities["forward_mode"]
     run.stdout.fnmatch_lines(["parity: double torch: *; lacks forward_mode"])
+
+
+def test_a_call_the_tolerance_holds_runs_the_reference_once(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_near=NEAR)
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--parity-report=parity.json")
+    run.assert_outcomes(passed=1)
+    (row,) = json.loads((pytester.path / "parity.json").read_text(encoding="utf-8"))["rows"]
+    x = np.linspace(-4.0, 4.0, 50)
+    tolerance = TOLERANCES["float64"]
+    error = np.abs(x * (2.0 * (1 + 5e-11)) - 2.0 * x)
+    assert row["worst_fraction"] == pytest.approx(
+        np.max(error / (tolerance.atol + tolerance.rtol * np.abs(2.0 * x))), rel=1e-9
+    )
