@@ -114,6 +114,13 @@ def cruft_update_answers(context: dict[str, Any]) -> dict[str, Any] | None:
     return answers
 
 
+def sandbox(loader: FileSystemLoader | None = None) -> SandboxedEnvironment:
+    """A Jinja environment for a template run once: trailing newlines kept as cookiecutter's
+    environment keeps them (Jinja then reuses its lexer), and no constant folding, a sixth of
+    the compiling that a single run would not get back."""
+    return SandboxedEnvironment(loader=loader, keep_trailing_newline=True, optimized=False)
+
+
 def regex_search(value: str, pattern: str) -> str | None:
     match = re.search(pattern, value)
     return match.group() if match else None
@@ -127,8 +134,7 @@ def refusals(context: dict[str, Any], answers: dict[str, Any]) -> list[str]:
     """Messages of every copier.yml validator that refuses its answer."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # PyYAML's C parser, where built
     questions = yaml.load((TEMPLATE_REPO / "copier.yml").read_text(encoding="utf-8"), Loader=loader)
-    # keep_trailing_newline as cookiecutter's environment has it: Jinja then reuses its lexer.
-    env = SandboxedEnvironment(loader=FileSystemLoader(TEMPLATE_REPO), keep_trailing_newline=True)
+    env = sandbox(FileSystemLoader(TEMPLATE_REPO))
     env.filters.update(regex_search=regex_search, regex_replace=regex_replace)
     previous = cruft_update_answers(context)
     messages = []
@@ -203,7 +209,7 @@ def answers_file(context: dict[str, Any]) -> str:
     else:
         answers["_commit"] = commit
     answers["_src_path"] = source_path(context["_template"])
-    env = SandboxedEnvironment(keep_trailing_newline=True)
+    env = sandbox()
     env.filters["to_nice_yaml"] = lambda data: yaml.dump(data, indent=4, allow_unicode=True, default_flow_style=False)
     (template_file,) = (TEMPLATE_REPO / "template").glob("*_copier_conf.answers_file*")
     return env.from_string(template_file.read_text(encoding="utf-8")).render(_copier_answers=answers)
@@ -220,7 +226,7 @@ def shown_path(project: Path) -> str:
 def next_steps(context: dict[str, Any]) -> str:
     """The text copier prints after a copy (`_message_after_copy`), rendered with the same names."""
     project = Path(context.get("_output_dir", Path.cwd()), context["__project_dir"]).resolve()
-    env = SandboxedEnvironment(loader=FileSystemLoader(TEMPLATE_REPO), keep_trailing_newline=True)
+    env = sandbox(FileSystemLoader(TEMPLATE_REPO))
     return env.get_template("templates/next-steps.jinja").render(
         cookiecutter=context, _copier_conf={"dst_path": shown_path(project)}
     )
@@ -229,6 +235,7 @@ def next_steps(context: dict[str, Any]) -> str:
 class TemplateExtension(Extension):
     def __init__(self, environment: Environment) -> None:
         super().__init__(environment)
+        environment.optimized = False  # each template runs once: see `sandbox`
         environment.globals.update(check_answers=check_answers, answers_file=answers_file, next_steps=next_steps)
         # The harness's requirement (templates/parity-requirement.jinja): copier's source and commit.
         environment.globals.update(template_source=source_path, template_commit=template_commit)
