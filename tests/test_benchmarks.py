@@ -90,6 +90,26 @@ def test_template_benchmark_records_the_session_wall_time(tmp_path: Path) -> Non
     assert f"Target: {target['name']}: {target['verdict']}." in report
 
 
+def test_a_suite_with_triton_is_held_to_its_own_limit() -> None:
+    # Triton's interpreter runs the kernels on a CPU: 20 s for those suites, 10 s for the others.
+    def suite(later: float, first: float) -> dict[str, Any]:
+        return {"seconds": {"median": later}, "first_seconds": first, "passed": True}
+
+    results = {"suite": {"single": suite(7.0, 8.0), "split-jax": suite(9.0, 9.5), "split-triton": suite(12.0, 13.0)}}
+    found = {(target.name, target.where, target.limit, target.met) for target in report.targets(results)}
+    assert found == {
+        ("generated suite, installed, later runs (slowest combination)", "split-jax", 10.0, True),
+        ("generated suite, installed, first run, pytest's cache empty (slowest combination)", "split-jax", 10.0, True),
+        ("generated suite with Triton, installed, later runs (slowest combination)", "split-triton", 20.0, True),
+        (
+            "generated suite with Triton, installed, first run, pytest's cache empty (slowest combination)",
+            "split-triton",
+            20.0,
+            True,
+        ),
+    }
+
+
 def test_unknown_section_is_refused() -> None:
     result = subprocess.run([*RUN, "--sections", "render,speed"], cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 2
