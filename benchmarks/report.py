@@ -90,11 +90,12 @@ def targets(results: dict[str, Any]) -> list[Target]:
         later = {combination: run["seconds"]["median"] for combination, run in suites.items()}
         first = {combination: run["first_seconds"] for combination, run in suites.items()}
         for which, seconds in (("later runs", later), ("first run, pytest's cache empty", first)):
-            for kind, limit in SUITE_LIMITS.items():
-                timed = {combination: s for combination, s in seconds.items() if ("triton" in combination) == kind}
+            for triton, limit in SUITE_LIMITS.items():
+                timed = {combination: s for combination, s in seconds.items() if ("triton" in combination) == triton}
                 if timed:
                     slowest = max(timed, key=timed.__getitem__)
-                    name = f"generated suite{' with Triton' * kind}, installed, {which} (slowest combination)"
+                    kind = "generated suite with Triton" if triton else "generated suite"
+                    name = f"{kind}, installed, {which} (slowest combination)"
                     found.append(Target(name, limit, "s", timed[slowest], slowest, failed))
     if "cold_start" in results:
         cold = results["cold_start"]
